@@ -1,0 +1,1 @@
+//! Analyses over the scheduling model: statistics and checks returning plain data.

@@ -1,0 +1,1 @@
+//! Figures: turns the model and analyses into scenes (timelines, running/waiting plots, heat maps).

@@ -1,0 +1,1 @@
+//! Recording scheduler traces straight from tracefs, without trace-cmd.

@@ -1,0 +1,2 @@
+//! The `schedlens` command line: thin glue around the library crates.
+fn main() {}

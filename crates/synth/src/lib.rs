@@ -1,0 +1,1 @@
+//! Synthetic scheduler traces with known ground truth, from a small discrete-event simulation.
