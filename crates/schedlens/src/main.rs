@@ -1,2 +1,81 @@
-//! The `schedlens` command line: thin glue around the library crates.
-fn main() {}
+//! The `schedlens` command line: thin glue that parses arguments, calls the library
+//! crates, shows progress on a terminal and turns errors into messages and exit codes.
+//!
+//! Exit codes: 0 success; 1 failure (unreadable input, I/O error); 2 bad usage;
+//! 3 finished, but the input was damaged and the result is partial (warnings say where).
+
+mod dump;
+mod info;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// See what the Linux scheduler did to a program.
+#[derive(Parser)]
+#[command(name = "schedlens", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a trace's events, like `trace-cmd report -R`, or as JSON lines.
+    Dump(dump::Args),
+    /// Describe a trace: format, clock, CPUs, events per type and CPU, losses.
+    Info(info::Args),
+}
+
+/// How a command ended when it did not fail outright.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Complete,
+    /// The input was damaged: what could be read was used, warnings were printed.
+    Partial,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dump(args) => dump::run(args),
+        Command::Info(args) => info::run(args),
+    };
+    match result {
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Partial) => ExitCode::from(3),
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("schedlens: error: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `schedlens dump t.dat | head` must end quietly when `head` stops reading.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Prints the damage a stream found, returning whether there was any.
+pub fn report_damage(damage: &[tracedat::Error]) -> Outcome {
+    const SHOWN: usize = 10;
+    for error in damage.iter().take(SHOWN) {
+        eprintln!("schedlens: warning: {error}");
+    }
+    if damage.len() > SHOWN {
+        eprintln!(
+            "schedlens: warning: ... and {} more damaged places",
+            damage.len() - SHOWN
+        );
+    }
+    if damage.is_empty() {
+        Outcome::Complete
+    } else {
+        eprintln!("schedlens: warning: the input is damaged; results cover what could be read");
+        Outcome::Partial
+    }
+}

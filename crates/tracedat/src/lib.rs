@@ -1,1 +1,42 @@
-//! trace.dat reading and writing: the file format only, no scheduling knowledge.
+//! trace.dat reading (and writing): the file format of trace-cmd, versions 6 and 7, and
+//! nothing else — this crate knows no scheduling.
+//!
+//! Low-level types mirror the format's own names (sections, options, header_page, event
+//! formats, ring-buffer pages); [`Trace`] is the friendly API on top:
+//!
+//! ```no_run
+//! let trace = tracedat::Trace::open("trace.dat")?;
+//! let mut events = trace.events();
+//! while let Some(item) = events.next() {
+//!     if let tracedat::Item::Event(event) = item {
+//!         println!("{} {} {}", event.ts, event.cpu, event.name());
+//!     }
+//! }
+//! # Ok::<(), tracedat::Error>(())
+//! ```
+
+mod blocks;
+pub mod compress;
+mod cursor;
+mod error;
+mod event;
+pub mod format;
+mod formats;
+mod ids;
+mod input;
+mod metadata;
+pub mod options;
+pub mod ringbuf;
+mod symbols;
+mod timestamps;
+mod trace;
+
+pub use error::{Error, ErrorKind, Result, Section};
+pub use event::{Event, FieldRef, Value};
+pub use formats::{CommonLayout, Formats, RejectedFormat};
+pub use ids::{Cpu, Nanos, Pid};
+pub use input::{Endian, Source};
+pub use metadata::{BufferInfo, CpuData, FileHeader, Metadata, SectionHeader};
+pub use symbols::{Cmdlines, Kallsyms, PrintkFormats, Symbol};
+pub use timestamps::TimeCorrection;
+pub use trace::{EventStream, Item, Lost, Selection, Trace};
