@@ -1,1 +1,7 @@
-//! Analyses over the scheduling model: statistics and checks returning plain data.
+//! Analyses over the scheduling model: plain functions from a [`model::Model`] and a
+//! window to plain data, for reports and figures to present.
+
+pub mod stats;
+pub mod window;
+
+pub use window::{TaskFilter, Window, WindowError, WindowRequest};

@@ -1,1 +1,23 @@
-//! The scheduling model: tasks, CPUs, run segments and runqueues, built in one pass over events.
+//! The scheduling model: tasks, CPUs, run segments, runqueues, wakeups and migrations,
+//! built in one pass over a trace's scheduler events. It reads events through `tracedat`
+//! and knows nothing of rendering or reports.
+//!
+//! Time is never invented: where the stream does not say what happened (lost events, a
+//! context switch the kernel did not record), the CPU's time is marked uncertain and the
+//! state picks up again at the next clear sign. Inconsistencies are counted as
+//! [`Anomalies`], never fatal.
+
+mod anomalies;
+mod events;
+mod model;
+mod tables;
+mod tasks;
+mod tracker;
+
+pub use anomalies::{Anomalies, Anomaly, Severity};
+pub use events::{EventContext, SchedDecoder, SchedEvent};
+pub use model::{AfterSleepError, BuildReport, Model, ModelError};
+pub use tables::*;
+pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
+pub use tracedat::{Cpu, Nanos, Pid};
+pub use tracker::{Output, Tracker, TrackerOptions};

@@ -141,11 +141,21 @@ impl Printer<'_> {
     }
 
     fn lost(&mut self, lost: &Lost) {
+        let buffer = self.buffer_name(lost.buffer).to_string();
         let line = &mut self.line;
         if self.json {
+            line.push(b'{');
+            if !buffer.is_empty() {
+                line.extend_from_slice(b"\"buffer\":");
+                json_string(line, buffer.as_bytes());
+                line.push(b',');
+            }
             let count = lost.count.map_or("null".to_string(), |c| c.to_string());
-            let _ = writeln!(line, "{{\"cpu\":{},\"lost\":{count}}}", lost.cpu);
+            let _ = writeln!(line, "\"cpu\":{},\"lost\":{count}}}", lost.cpu);
         } else {
+            if !buffer.is_empty() {
+                let _ = write!(line, "{buffer}: ");
+            }
             match lost.count {
                 Some(n) => writeln!(line, "CPU:{} [{n} EVENTS DROPPED]", lost.cpu),
                 None => writeln!(line, "CPU:{} [EVENTS DROPPED]", lost.cpu),

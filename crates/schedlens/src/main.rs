@@ -4,9 +4,11 @@
 //! Exit codes: 0 success; 1 failure (unreadable input, I/O error); 2 bad usage;
 //! 3 finished, but the input was damaged and the result is partial (warnings say where).
 
+mod common;
 mod dump;
 mod info;
 mod progress;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +27,8 @@ enum Command {
     Dump(dump::Args),
     /// Describe a trace: format, clock, CPUs, events per type and CPU, losses.
     Info(info::Args),
+    /// Per command, task or CPU: run time, switches, waiting, migrations, busy and idle time.
+    Stats(stats::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dump(args) => dump::run(args),
         Command::Info(args) => info::run(args),
+        Command::Stats(args) => stats::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -128,7 +128,7 @@ impl CpuCursor {
                     self.data_end = self.data_start + header.data_len;
                     self.record_pos = 0;
                     self.raw_ts = header.timestamp;
-                    self.pending_missed = combine(self.pending_missed, header.missed);
+                    self.pending_missed = self.pending_missed.and(header.missed);
                     self.in_page = true;
                     return true;
                 }
@@ -196,14 +196,5 @@ impl CpuCursor {
             offset,
             kind,
         }
-    }
-}
-
-/// Losses reported by consecutive pages before one record add up; an unknown count wins.
-fn combine(a: Missed, b: Missed) -> Missed {
-    match (a, b) {
-        (Missed::None, x) | (x, Missed::None) => x,
-        (Missed::Count(x), Missed::Count(y)) => Missed::Count(x.saturating_add(y)),
-        _ => Missed::Unknown,
     }
 }

@@ -170,6 +170,8 @@ impl<'a> Event<'a> {
                     _ => Value::Bytes(fixed),
                 });
             }
+            // A flexible array member (`char buf[]`, size 0) runs to the end of the record.
+            FieldKind::StaticArray if field.size == 0 => &data[start..],
             FieldKind::StaticArray => fixed,
             FieldKind::DataLoc | FieldKind::RelLoc => self.dynamic_bytes(field, fixed)?,
         };

@@ -15,6 +15,7 @@
 //! # Ok::<(), tracedat::Error>(())
 //! ```
 
+mod assemble;
 mod blocks;
 pub mod compress;
 mod cursor;
@@ -26,10 +27,14 @@ mod ids;
 mod input;
 mod metadata;
 pub mod options;
+pub mod pagebuilder;
+mod payload;
 pub mod ringbuf;
+mod sink;
 mod symbols;
 mod timestamps;
 mod trace;
+mod writer;
 
 pub use error::{Error, ErrorKind, Result, Section};
 pub use event::{Event, FieldRef, Value};
@@ -37,6 +42,10 @@ pub use formats::{CommonLayout, Formats, RejectedFormat};
 pub use ids::{Cpu, Nanos, Pid};
 pub use input::{Endian, Source};
 pub use metadata::{BufferInfo, CpuData, FileHeader, Metadata, SectionHeader};
+pub use pagebuilder::TimestampMode;
+pub use payload::{PayloadBuilder, PayloadError};
+pub use sink::CpuSink;
 pub use symbols::{Cmdlines, Kallsyms, PrintkFormats, Symbol};
 pub use timestamps::TimeCorrection;
 pub use trace::{EventStream, Item, Lost, Selection, Trace};
+pub use writer::{BufferId, FileFormat, FileVersion, TraceWriter, WriteError};

@@ -21,11 +21,11 @@ pub mod type_len {
 /// Bits of the time delta in an event header; a time extend supplies the bits above.
 pub const TIME_DELTA_BITS: u32 = 27;
 /// Bits of an absolute timestamp kept from the running time (the top 5).
-const TIME_STAMP_KEPT_MSB: u64 = 0xf8 << 56;
+pub(crate) const TIME_STAMP_KEPT_MSB: u64 = 0xf8 << 56;
 /// Commit-word bits: the data length, and the flags for events lost before this page.
-const COMMIT_LENGTH_MASK: u64 = (1 << 27) - 1;
-const MISSED_EVENTS: u64 = 1 << 31;
-const MISSED_COUNT_STORED: u64 = 1 << 30;
+pub(crate) const COMMIT_LENGTH_MASK: u64 = (1 << 27) - 1;
+pub(crate) const MISSED_EVENTS: u64 = 1 << 31;
+pub(crate) const MISSED_COUNT_STORED: u64 = 1 << 30;
 
 /// Where a page keeps its header fields, from the file's `header_page`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -78,6 +78,17 @@ pub enum Missed {
     /// Events were lost, but the kernel did not store how many.
     Unknown,
     Count(u64),
+}
+
+impl Missed {
+    /// Losses reported one after the other add up; an unknown count wins.
+    pub fn and(self, later: Missed) -> Missed {
+        match (self, later) {
+            (Missed::None, x) | (x, Missed::None) => x,
+            (Missed::Count(x), Missed::Count(y)) => Missed::Count(x.saturating_add(y)),
+            _ => Missed::Unknown,
+        }
+    }
 }
 
 /// A decoded page header.
@@ -244,8 +255,9 @@ impl Iterator for PageRecords<'_> {
                         match self.word(at + 4) {
                             Some(len) if len >= 4 => (at + 8, ((len as usize - 4) + 3) & !3),
                             _ => {
-                                return self
-                                    .fail(format!("bad length word of record at data offset {at}"));
+                                return self.fail(format!(
+                                    "bad length word of record at data offset {at}"
+                                ));
                             }
                         }
                     } else {

@@ -1,0 +1,280 @@
+//! Per-command and per-task statistics (run time, context switches, waiting in runqueues,
+//! migrations) and per-CPU time use (busy, idle, uncertain, with tasks waiting) over a
+//! time window. Times are attributed to the name a task had at that time, so a shell
+//! that execs `sleep` counts under `sh` and then under `sleep`.
+
+use crate::window::{TaskFilter, Window};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId};
+use std::collections::BTreeMap;
+
+/// Rows per command name or per task.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    Command,
+    Task,
+}
+
+/// One row of the statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub comm: String,
+    /// The task's pid (per-task rows only).
+    pub pid: Option<Pid>,
+    /// Tasks counted in the row.
+    pub pids: u32,
+    pub first_run: Option<Nanos>,
+    pub last_run: Option<Nanos>,
+    pub runtime_ns: u64,
+    /// Context switches to the task(s): `sched_switch` events with them as `next`.
+    pub switches: u64,
+    /// Time runnable but not running.
+    pub wait_ns: u64,
+    /// The longest single wait.
+    pub max_wait_ns: u64,
+    pub migrations: u64,
+}
+
+/// How one CPU spent the window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuRow {
+    pub cpu: Cpu,
+    pub busy_ns: u64,
+    pub idle_ns: u64,
+    /// Time whose state is unknown (lost events, unrecorded switches, before the CPU's
+    /// first event or after its last).
+    pub uncertain_ns: u64,
+    /// Time with at least one task waiting in this CPU's runqueue.
+    pub waiting_ns: u64,
+}
+
+/// The statistics of one window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    pub window: Window,
+    pub rows: Vec<Row>,
+    pub cpus: Vec<CpuRow>,
+}
+
+impl Stats {
+    /// Share of all CPU time in the window whose state is unknown.
+    pub fn uncertain_share(&self) -> f64 {
+        let total = self.window.len().0 as f64 * self.cpus.len() as f64;
+        if total == 0.0 {
+            0.0
+        } else {
+            self.cpus.iter().map(|c| c.uncertain_ns).sum::<u64>() as f64 / total
+        }
+    }
+}
+
+/// Totals of one task under one name.
+#[derive(Clone, Debug, Default)]
+struct Acc {
+    first_run: Option<Nanos>,
+    last_run: Option<Nanos>,
+    runtime_ns: u64,
+    switches: u64,
+    wait_ns: u64,
+    max_wait_ns: u64,
+    migrations: u64,
+}
+
+impl Acc {
+    fn merge(&mut self, other: &Acc) {
+        self.first_run = min_opt(self.first_run, other.first_run);
+        self.last_run = self.last_run.max(other.last_run);
+        self.runtime_ns += other.runtime_ns;
+        self.switches += other.switches;
+        self.wait_ns += other.wait_ns;
+        self.max_wait_ns = self.max_wait_ns.max(other.max_wait_ns);
+        self.migrations += other.migrations;
+    }
+
+    fn is_active(&self) -> bool {
+        self.runtime_ns > 0 || self.switches > 0 || self.wait_ns > 0 || self.migrations > 0
+    }
+}
+
+fn min_opt(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Per task, its totals under each name it had.
+struct Accounts<'m> {
+    model: &'m Model,
+    by_task: Vec<Vec<(CommId, Acc)>>,
+}
+
+impl<'m> Accounts<'m> {
+    fn new(model: &'m Model) -> Self {
+        Accounts {
+            model,
+            by_task: vec![Vec::new(); model.tasks.len()],
+        }
+    }
+
+    fn of(&mut self, task: TaskId, time: Nanos) -> &mut Acc {
+        let comm = self.model.tasks.get(task).comm_at(time);
+        let names = &mut self.by_task[task.index()];
+        let index = match names.iter().position(|(c, _)| *c == comm) {
+            Some(i) => i,
+            None => {
+                names.push((comm, Acc::default()));
+                names.len() - 1
+            }
+        };
+        &mut names[index].1
+    }
+}
+
+/// Computes the statistics of `window` for the tasks `filter` accepts.
+pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Grouping) -> Stats {
+    let accepted: Vec<bool> = (0..model.tasks.len())
+        .map(|i| filter.accepts(model, TaskId(i as u32)))
+        .collect();
+    let mut accounts = Accounts::new(model);
+    for timeline in &model.cpus {
+        let segments = &timeline.segments;
+        for i in segments.overlapping(window.start, window.end) {
+            let segment = segments.get(i);
+            if !accepted[segment.task.index()] {
+                continue;
+            }
+            let (start, end) = window.clip(segment.start, segment.end);
+            let acc = accounts.of(segment.task, segment.start);
+            acc.runtime_ns += end.saturating_sub(start).0;
+            acc.first_run = min_opt(acc.first_run, Some(start));
+            acc.last_run = acc.last_run.max(Some(end));
+            if segment.started_by_switch() && window.contains(segment.start) {
+                acc.switches += 1;
+            }
+        }
+    }
+    for wait in model.waits.iter().filter(|w| accepted[w.task.index()]) {
+        let waited = window.overlap(wait.start, wait.end).0;
+        if waited > 0 {
+            let acc = accounts.of(wait.task, wait.start);
+            acc.wait_ns += waited;
+            acc.max_wait_ns = acc.max_wait_ns.max(waited);
+        }
+    }
+    for migration in model
+        .migrations
+        .iter()
+        .filter(|m| accepted[m.task.index()] && window.contains(m.time))
+    {
+        accounts.of(migration.task, migration.time).migrations += 1;
+    }
+    Stats {
+        window,
+        rows: rows(model, accounts, grouping),
+        cpus: cpu_rows(model, window),
+    }
+}
+
+fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
+    let mut rows = Vec::new();
+    match grouping {
+        Grouping::Task => {
+            for (index, names) in accounts.by_task.iter().enumerate() {
+                let mut total = Acc::default();
+                names.iter().for_each(|(_, acc)| total.merge(acc));
+                if total.is_active() {
+                    let task = model.tasks.get(TaskId(index as u32));
+                    rows.push(row(
+                        model.comms.name(task.last_comm()).to_string(),
+                        Some(task.pid),
+                        1,
+                        &total,
+                    ));
+                }
+            }
+        }
+        Grouping::Command => {
+            let mut by_comm: BTreeMap<&str, (Acc, u32)> = BTreeMap::new();
+            for names in &accounts.by_task {
+                for (comm, acc) in names.iter().filter(|(_, acc)| acc.is_active()) {
+                    let entry = by_comm.entry(model.comms.name(*comm)).or_default();
+                    entry.0.merge(acc);
+                    entry.1 += 1;
+                }
+            }
+            rows.extend(
+                by_comm
+                    .into_iter()
+                    .map(|(comm, (acc, pids))| row(comm.to_string(), None, pids, &acc)),
+            );
+        }
+    }
+    rows.sort_by(|a, b| {
+        b.runtime_ns
+            .cmp(&a.runtime_ns)
+            .then_with(|| a.comm.cmp(&b.comm))
+            .then(a.pid.cmp(&b.pid))
+    });
+    rows
+}
+
+fn row(comm: String, pid: Option<Pid>, pids: u32, acc: &Acc) -> Row {
+    Row {
+        comm,
+        pid,
+        pids,
+        first_run: acc.first_run,
+        last_run: acc.last_run,
+        runtime_ns: acc.runtime_ns,
+        switches: acc.switches,
+        wait_ns: acc.wait_ns,
+        max_wait_ns: acc.max_wait_ns,
+        migrations: acc.migrations,
+    }
+}
+
+fn cpu_rows(model: &Model, window: Window) -> Vec<CpuRow> {
+    model
+        .cpus
+        .iter()
+        .map(|timeline| {
+            let (mut busy, mut idle) = (0u64, 0u64);
+            let segments = &timeline.segments;
+            for i in segments.overlapping(window.start, window.end) {
+                let segment = segments.get(i);
+                let time = window.overlap(segment.start, segment.end).0;
+                if segment.task == TaskId::IDLE {
+                    idle += time
+                } else {
+                    busy += time
+                }
+            }
+            let waiting =
+                union_length(timeline.queue.start.iter().zip(&timeline.queue.end), window);
+            CpuRow {
+                cpu: timeline.cpu,
+                busy_ns: busy,
+                idle_ns: idle,
+                uncertain_ns: window.len().0.saturating_sub(busy + idle),
+                waiting_ns: waiting,
+            }
+        })
+        .collect()
+}
+
+/// Length of the union of intervals (sorted by start) inside the window.
+pub fn union_length<'a>(
+    intervals: impl Iterator<Item = (&'a Nanos, &'a Nanos)>,
+    window: Window,
+) -> u64 {
+    let mut total = 0u64;
+    let mut covered_until = window.start;
+    for (&start, &end) in intervals {
+        let (start, end) = window.clip(start.max(covered_until), end);
+        if end > start {
+            total += end.saturating_sub(start).0;
+            covered_until = end;
+        }
+    }
+    total
+}

@@ -1,0 +1,845 @@
+//! The one-pass state machine that turns scheduler events into the model: per CPU who
+//! runs, per task whether it runs, waits in a runqueue or sleeps, and the wakeups and
+//! migrations in between. It never does I/O and never invents state: when the stream
+//! does not say what happened (lost events, a switch the kernel did not record), the
+//! stretch is marked uncertain and the state resynchronises at the next clear sign.
+
+use crate::anomalies::{Anomalies, Anomaly};
+use crate::events::{EventContext, SchedEvent};
+use crate::tables::*;
+use crate::tasks::{Comms, TaskId, Tasks};
+use std::collections::BTreeMap;
+use tracedat::{Cpu, Nanos, Pid};
+
+/// CPUs beyond this many are treated as garbage (a damaged event).
+const MAX_CPUS: u32 = 1 << 16;
+/// The kernel's comm is at most 15 characters.
+const COMM_LEN: usize = 15;
+
+/// What a CPU is known to be doing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Current {
+    /// No event seen yet.
+    NotStarted,
+    Running {
+        task: TaskId,
+        since: Nanos,
+        flags: u8,
+    },
+    /// Unknown since `since` (`None`: since before the first event). After lost events
+    /// only a `sched_switch` resynchronises; otherwise any event does.
+    Uncertain {
+        since: Option<Nanos>,
+        until_switch: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct CpuState {
+    current: Current,
+    last_event: Option<Nanos>,
+    /// The last time the current task was seen running here.
+    last_evidence: Nanos,
+    /// Tasks waiting in this CPU's runqueue.
+    queued: Vec<TaskId>,
+}
+
+impl CpuState {
+    fn new() -> CpuState {
+        CpuState {
+            current: Current::NotStarted,
+            last_event: None,
+            last_evidence: Nanos::ZERO,
+            queued: Vec::new(),
+        }
+    }
+
+    fn running(&self) -> Option<TaskId> {
+        match self.current {
+            Current::Running { task, .. } => Some(task),
+            _ => None,
+        }
+    }
+}
+
+/// What a task is known to be doing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Unknown,
+    /// Forked, not yet runnable.
+    New,
+    Blocked,
+    /// Between `sched_waking` and `sched_wakeup`.
+    Waking {
+        wakeup: u32,
+    },
+    Runnable {
+        wait: u32,
+        queue: Cpu,
+        piece_start: Nanos,
+    },
+    Running {
+        cpu: Cpu,
+    },
+}
+
+#[derive(Copy, Clone, Debug)]
+struct TaskRuntime {
+    state: State,
+    /// The CPU the task is on (last ran, or was placed on).
+    cpu: Option<Cpu>,
+    /// The wakeup waiting for the task to run.
+    wakeup: Option<u32>,
+    exiting: bool,
+}
+
+impl TaskRuntime {
+    const NEW: TaskRuntime = TaskRuntime {
+        state: State::Unknown,
+        cpu: None,
+        wakeup: None,
+        exiting: false,
+    };
+}
+
+/// Options for building.
+#[derive(Clone, Debug, Default)]
+pub struct TrackerOptions {
+    /// The trace has no `sched_wakeup`: treat `sched_waking` as the enqueue.
+    pub waking_enqueues: bool,
+    /// Names of pids known before any event (the trace's saved cmdlines).
+    pub initial_names: BTreeMap<i32, String>,
+}
+
+/// Everything the tracker produces.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub cpus: Vec<CpuTimeline>,
+    pub tasks: Tasks,
+    pub comms: Comms,
+    pub waits: Waits,
+    pub wakeups: Wakeups,
+    pub migrations: Migrations,
+    pub anomalies: Anomalies,
+    /// The task of the first `sched_process_exec` in the trace.
+    pub first_exec: Option<TaskId>,
+    pub first_event: Option<Nanos>,
+    pub last_event: Option<Nanos>,
+}
+
+/// Feeds on events in timestamp order; [`Tracker::finish`] returns the model's tables.
+pub struct Tracker {
+    options: TrackerOptions,
+    cpu_state: Vec<CpuState>,
+    timelines: Vec<CpuTimeline>,
+    tasks: Tasks,
+    comms: Comms,
+    runtime: Vec<TaskRuntime>,
+    waits: Waits,
+    wakeups: Wakeups,
+    migrations: Migrations,
+    anomalies: Anomalies,
+    first_exec: Option<TaskId>,
+    first_event: Option<Nanos>,
+    last_event: Option<Nanos>,
+}
+
+impl Tracker {
+    pub fn new(cpu_count: u32, options: TrackerOptions) -> Tracker {
+        let mut comms = Comms::default();
+        let tasks = Tasks::new(&mut comms);
+        let mut tracker = Tracker {
+            options,
+            cpu_state: Vec::new(),
+            timelines: Vec::new(),
+            tasks,
+            comms,
+            runtime: vec![TaskRuntime::NEW],
+            waits: Waits::default(),
+            wakeups: Wakeups::default(),
+            migrations: Migrations::default(),
+            anomalies: Anomalies::default(),
+            first_exec: None,
+            first_event: None,
+            last_event: None,
+        };
+        tracker.ensure_cpu(cpu_count.saturating_sub(1).min(MAX_CPUS - 1));
+        tracker
+    }
+
+    fn ensure_cpu(&mut self, cpu: u32) {
+        while self.timelines.len() <= cpu as usize {
+            let next = Cpu(self.timelines.len() as u32);
+            self.timelines.push(CpuTimeline {
+                cpu: next,
+                ..CpuTimeline::default()
+            });
+            self.cpu_state.push(CpuState::new());
+        }
+    }
+
+    /// Processes one event.
+    pub fn event(&mut self, ctx: EventContext, event: &SchedEvent<'_>) {
+        if ctx.cpu.0 >= MAX_CPUS {
+            self.anomalies.count(Anomaly::CpuOutOfRange, ctx.ts);
+            return;
+        }
+        self.ensure_cpu(ctx.cpu.0);
+        self.note_time(ctx);
+        let common = self.task_for(ctx.pid, None, ctx.ts);
+        self.observe_running(ctx.cpu, common, ctx.ts);
+        match *event {
+            SchedEvent::Switch {
+                prev_pid,
+                prev_comm,
+                prev_state,
+                next_pid,
+                next_comm,
+            } => {
+                let prev = self.task_for(prev_pid, Some(prev_comm), ctx.ts);
+                let next = self.task_for(next_pid, Some(next_comm), ctx.ts);
+                self.switch(ctx, prev, prev_state, next);
+            }
+            SchedEvent::Waking {
+                pid,
+                comm,
+                target_cpu,
+            } => {
+                let task = self.task_for(pid, Some(comm), ctx.ts);
+                self.waking(ctx, common, task, target_cpu);
+            }
+            SchedEvent::Wakeup {
+                pid,
+                comm,
+                target_cpu,
+                success,
+            } => {
+                let task = self.task_for(pid, Some(comm), ctx.ts);
+                if success != Some(false) {
+                    self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
+                }
+            }
+            SchedEvent::WakeupNew {
+                pid,
+                comm,
+                target_cpu,
+            } => {
+                let task = self.task_for(pid, Some(comm), ctx.ts);
+                self.tasks.get_mut(task).forked = true;
+                self.wakeup(
+                    ctx,
+                    task,
+                    target_cpu.unwrap_or(ctx.cpu),
+                    WakeupKind::NewTask,
+                );
+            }
+            SchedEvent::MigrateTask {
+                pid,
+                comm,
+                orig_cpu,
+                dest_cpu,
+            } => {
+                let task = self.task_for(pid, Some(comm), ctx.ts);
+                self.migrate(ctx, common, task, orig_cpu, dest_cpu);
+            }
+            SchedEvent::Fork {
+                parent_pid,
+                parent_comm,
+                child_pid,
+                child_comm,
+            } => {
+                let parent = self.task_for(parent_pid, Some(parent_comm), ctx.ts);
+                self.fork(ctx, parent, child_pid, child_comm);
+            }
+            SchedEvent::Exec { pid, filename } => {
+                let task = self.task_for(pid, None, ctx.ts);
+                self.exec(ctx, task, filename);
+            }
+            SchedEvent::Exit { pid, comm } => {
+                let task = self.task_for(pid, Some(comm), ctx.ts);
+                if task != TaskId::IDLE {
+                    self.tasks.get_mut(task).exit = Some(ctx.ts);
+                    self.runtime[task.index()].exiting = true;
+                }
+            }
+            SchedEvent::Free { .. } | SchedEvent::Other => {}
+        }
+    }
+
+    /// Events were lost on `cpu` after its last event; `count` when the kernel said how many.
+    pub fn lost(&mut self, cpu: Cpu, count: Option<u64>) {
+        if cpu.0 >= MAX_CPUS {
+            return;
+        }
+        self.ensure_cpu(cpu.0);
+        let timeline = &mut self.timelines[cpu.index()];
+        match count {
+            Some(n) => timeline.lost_events += n,
+            None => timeline.lost_unknown += 1,
+        }
+        let (current, since) = (
+            self.cpu_state[cpu.index()].current,
+            self.cpu_state[cpu.index()].last_event,
+        );
+        if let Current::Running {
+            task,
+            since: start,
+            flags,
+        } = current
+        {
+            let end = since.unwrap_or(start).max(start);
+            self.end_segment(cpu, task, start, end, flags, SegmentEnd::Lost, 0);
+            self.runtime[task.index()].state = State::Unknown;
+        }
+        let since = match current {
+            // Already uncertain: the earlier start stands.
+            Current::Uncertain {
+                since: Some(earlier),
+                ..
+            } => Some(earlier),
+            _ => since,
+        };
+        self.cpu_state[cpu.index()].current = Current::Uncertain {
+            since,
+            until_switch: true,
+        };
+        let end = since.unwrap_or(Nanos::ZERO);
+        for task in std::mem::take(&mut self.cpu_state[cpu.index()].queued) {
+            self.end_wait(task, end, WaitEnd::Lost, cpu);
+            self.runtime[task.index()].state = State::Unknown;
+        }
+    }
+
+    fn note_time(&mut self, ctx: EventContext) {
+        let state = &mut self.cpu_state[ctx.cpu.index()];
+        if state.last_event.is_some_and(|last| ctx.ts < last) {
+            self.anomalies.count(Anomaly::TimeWentBackwards, ctx.ts);
+        }
+        state.last_event = Some(ctx.ts);
+        if let Current::Uncertain {
+            since: since @ None,
+            ..
+        } = &mut state.current
+        {
+            // Events were lost before this CPU's first event: uncertain from here.
+            *since = Some(ctx.ts);
+        }
+        let timeline = &mut self.timelines[ctx.cpu.index()];
+        timeline.first_event.get_or_insert(ctx.ts);
+        timeline.last_event = Some(ctx.ts);
+        self.first_event.get_or_insert(ctx.ts);
+        self.last_event = Some(self.last_event.map_or(ctx.ts, |l| l.max(ctx.ts)));
+    }
+
+    /// The task with `pid`, created at its first sighting; notes its name if given.
+    fn task_for(&mut self, pid: Pid, comm: Option<&[u8]>, time: Nanos) -> TaskId {
+        if pid.is_idle() {
+            return TaskId::IDLE;
+        }
+        match self.tasks.by_pid(pid) {
+            Some(task) => {
+                self.tasks.seen(task, time, comm, &mut self.comms);
+                task
+            }
+            None => {
+                let name = match comm.filter(|c| !c.is_empty()) {
+                    Some(c) => c.to_vec(),
+                    None => self
+                        .options
+                        .initial_names
+                        .get(&pid.0)
+                        .map_or(b"<...>".to_vec(), |n| n.as_bytes().to_vec()),
+                };
+                let comm = self.comms.intern(&name);
+                let task = self.tasks.create(pid, comm, time);
+                self.runtime.push(TaskRuntime::NEW);
+                task
+            }
+        }
+    }
+
+    /// An event on `cpu` shows `task` running there at `time`.
+    fn observe_running(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
+        let state = &mut self.cpu_state[cpu.index()];
+        match state.current {
+            Current::Running { task: current, .. } if current == task => state.last_evidence = time,
+            Current::NotStarted => self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN),
+            Current::Uncertain {
+                until_switch: true, ..
+            } => {}
+            Current::Uncertain {
+                since,
+                until_switch: false,
+            } => {
+                self.close_uncertain(cpu, since, time);
+                self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN);
+            }
+            Current::Running {
+                task: current,
+                since,
+                flags,
+            } => {
+                // The CPU changed tasks without a recorded switch.
+                self.anomalies.count(Anomaly::UnrecordedSwitch, time);
+                let last_seen = state.last_evidence.max(since);
+                self.end_segment(
+                    cpu,
+                    current,
+                    since,
+                    last_seen,
+                    flags,
+                    SegmentEnd::Unrecorded,
+                    0,
+                );
+                self.runtime[current.index()].state = State::Unknown;
+                self.close_uncertain(cpu, Some(last_seen), time);
+                self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN);
+            }
+        }
+    }
+
+    fn close_uncertain(&mut self, cpu: Cpu, since: Option<Nanos>, until: Nanos) {
+        let since = since.unwrap_or(until);
+        if until > since {
+            self.timelines[cpu.index()].uncertain.push((since, until));
+        }
+    }
+
+    /// `task` starts running on `cpu` at `time`.
+    fn start_running(&mut self, cpu: Cpu, task: TaskId, time: Nanos, flags: u8) {
+        let state = &mut self.cpu_state[cpu.index()];
+        state.current = Current::Running {
+            task,
+            since: time,
+            flags,
+        };
+        state.last_evidence = time;
+        if task == TaskId::IDLE {
+            return;
+        }
+        let runtime = self.runtime[task.index()];
+        match runtime.state {
+            State::Running { cpu: other } if other != cpu => {
+                self.lose_track_elsewhere(other, task, time)
+            }
+            State::Runnable { queue, .. } => {
+                self.end_wait(task, time, WaitEnd::Ran, cpu);
+                if queue != cpu {
+                    self.migrations.push(Migration {
+                        time,
+                        task,
+                        from: queue,
+                        to: cpu,
+                        reason: MigrationReason::Inferred,
+                    });
+                }
+            }
+            _ => {
+                if let Some(from) = runtime.cpu.filter(|&c| c != cpu) {
+                    self.migrations.push(Migration {
+                        time,
+                        task,
+                        from,
+                        to: cpu,
+                        reason: MigrationReason::Inferred,
+                    });
+                }
+            }
+        }
+        if let Some(index) = self.runtime[task.index()].wakeup.take() {
+            let mut wakeup = self.wakeups.get(index as usize);
+            wakeup.ran = Some(time);
+            wakeup.ran_on = Some(cpu);
+            self.wakeups.set(index as usize, wakeup);
+        }
+        let runtime = &mut self.runtime[task.index()];
+        runtime.state = State::Running { cpu };
+        runtime.cpu = Some(cpu);
+    }
+
+    /// `task`, believed running on `cpu`, now runs elsewhere: its switch-out on `cpu` was
+    /// not recorded, so `cpu` is uncertain until its next event.
+    fn lose_track_elsewhere(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
+        let state = &self.cpu_state[cpu.index()];
+        let last_evidence = state.last_evidence;
+        if let Current::Running {
+            task: current,
+            since,
+            flags,
+        } = state.current
+        {
+            if current == task {
+                self.anomalies.count(Anomaly::UnrecordedSwitch, time);
+                let last_seen = last_evidence.max(since);
+                self.end_segment(
+                    cpu,
+                    task,
+                    since,
+                    last_seen,
+                    flags,
+                    SegmentEnd::Unrecorded,
+                    0,
+                );
+                self.cpu_state[cpu.index()].current = Current::Uncertain {
+                    since: Some(last_seen),
+                    until_switch: false,
+                };
+            }
+        }
+    }
+
+    fn end_segment(
+        &mut self,
+        cpu: Cpu,
+        task: TaskId,
+        start: Nanos,
+        end: Nanos,
+        flags: u8,
+        end_kind: SegmentEnd,
+        prev_state: u16,
+    ) {
+        let end = end.max(start);
+        self.timelines[cpu.index()].segments.push(Segment {
+            start,
+            end,
+            task,
+            end_kind,
+            flags,
+            prev_state,
+        });
+    }
+
+    fn switch(&mut self, ctx: EventContext, prev: TaskId, prev_state: i64, next: TaskId) {
+        let cpu = ctx.cpu;
+        match self.cpu_state[cpu.index()].current {
+            Current::Uncertain { since, .. } => {
+                self.anomalies.count(Anomaly::SwitchDuringLoss, ctx.ts);
+                self.close_uncertain(cpu, since, ctx.ts);
+                self.leave_cpu(cpu, prev, prev_state, ctx.ts);
+            }
+            Current::NotStarted => self.leave_cpu(cpu, prev, prev_state, ctx.ts),
+            Current::Running { task, since, flags } => {
+                if task != prev {
+                    // `observe_running` made the event's task current; a prev_pid that
+                    // differs from it is a switch-out of a task that was not running.
+                    self.observe_running(cpu, prev, ctx.ts);
+                    return self.switch(ctx, prev, prev_state, next);
+                }
+                let end_kind = self.segment_end_kind(prev, prev_state);
+                self.end_segment(cpu, prev, since, ctx.ts, flags, end_kind, prev_state as u16);
+                self.leave_cpu(cpu, prev, prev_state, ctx.ts);
+            }
+        }
+        self.start_running(cpu, next, ctx.ts, 0);
+    }
+
+    fn segment_end_kind(&self, task: TaskId, prev_state: i64) -> SegmentEnd {
+        if task != TaskId::IDLE
+            && (self.runtime[task.index()].exiting || prev_state & EXIT_STATES != 0)
+        {
+            SegmentEnd::Exited
+        } else if is_runnable_state(prev_state) {
+            SegmentEnd::Preempted
+        } else {
+            SegmentEnd::Blocked
+        }
+    }
+
+    /// `task` stops running on `cpu`: preempted (runnable), blocked or gone.
+    fn leave_cpu(&mut self, cpu: Cpu, task: TaskId, prev_state: i64, time: Nanos) {
+        if task == TaskId::IDLE {
+            return;
+        }
+        match self.segment_end_kind(task, prev_state) {
+            SegmentEnd::Preempted => self.enqueue(task, cpu, time, WaitCause::Preempted),
+            _ => self.runtime[task.index()].state = State::Blocked,
+        }
+    }
+
+    fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) {
+        let wait = self.waits.len() as u32;
+        self.waits.push(Wait {
+            task,
+            start: time,
+            end: time,
+            cause,
+            end_kind: WaitEnd::TraceEnd,
+            ran_on: cpu,
+        });
+        self.cpu_state[cpu.index()].queued.push(task);
+        let runtime = &mut self.runtime[task.index()];
+        runtime.state = State::Runnable {
+            wait,
+            queue: cpu,
+            piece_start: time,
+        };
+        runtime.cpu = Some(cpu);
+    }
+
+    /// Ends `task`'s wait at `time`; `cpu` is where it ran (when `how` is `Ran`).
+    fn end_wait(&mut self, task: TaskId, time: Nanos, how: WaitEnd, cpu: Cpu) {
+        let State::Runnable {
+            wait,
+            queue,
+            piece_start,
+        } = self.runtime[task.index()].state
+        else {
+            return;
+        };
+        self.end_queue_piece(queue, task, wait, piece_start, time);
+        let mut row = self.waits.get(wait as usize);
+        row.end = time.max(row.start);
+        row.end_kind = how;
+        row.ran_on = cpu;
+        self.waits.set(wait as usize, row);
+        self.runtime[task.index()].state = State::Blocked;
+    }
+
+    fn end_queue_piece(&mut self, queue: Cpu, task: TaskId, wait: u32, start: Nanos, end: Nanos) {
+        let queued = &mut self.cpu_state[queue.index()].queued;
+        if let Some(position) = queued.iter().position(|&t| t == task) {
+            queued.swap_remove(position);
+        }
+        self.timelines[queue.index()].queue.push(QueuePiece {
+            start,
+            end: end.max(start),
+            wait,
+        });
+    }
+
+    fn waking(&mut self, ctx: EventContext, waker: TaskId, task: TaskId, target_cpu: Option<Cpu>) {
+        if task == TaskId::IDLE {
+            return;
+        }
+        let runtime = self.runtime[task.index()];
+        match runtime.state {
+            State::Running { .. } | State::Runnable { .. } | State::Waking { .. } => return,
+            State::New | State::Blocked | State::Unknown => {}
+        }
+        let prev_cpu = runtime.cpu.or(target_cpu);
+        let index = self.wakeups.len() as u32;
+        self.wakeups.push(Wakeup {
+            kind: WakeupKind::Wakeup,
+            wakee: task,
+            waking: Some(ctx.ts),
+            enqueued: None,
+            waker: Some(waker),
+            waker_cpu: Some(ctx.cpu),
+            prev_cpu,
+            prev_cpu_idle: prev_cpu.and_then(|c| self.is_idle(c)),
+            target_cpu: prev_cpu.unwrap_or(ctx.cpu),
+            target_busy: None,
+            ran: None,
+            ran_on: None,
+        });
+        self.runtime[task.index()].state = State::Waking { wakeup: index };
+        self.runtime[task.index()].wakeup = Some(index);
+        if self.options.waking_enqueues {
+            self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
+        }
+    }
+
+    fn wakeup(&mut self, ctx: EventContext, task: TaskId, target: Cpu, kind: WakeupKind) {
+        if task == TaskId::IDLE || target.0 >= MAX_CPUS {
+            return;
+        }
+        self.ensure_cpu(target.0);
+        let runtime = self.runtime[task.index()];
+        let index = match runtime.state {
+            State::Running { .. } | State::Runnable { .. } => {
+                self.anomalies.count(Anomaly::WakeupOfRunningTask, ctx.ts);
+                return;
+            }
+            State::Waking { wakeup } => wakeup,
+            State::New | State::Blocked | State::Unknown => {
+                let index = self.wakeups.len() as u32;
+                self.wakeups.push(Wakeup {
+                    kind,
+                    wakee: task,
+                    waking: None,
+                    enqueued: None,
+                    waker: None,
+                    waker_cpu: None,
+                    prev_cpu: runtime.cpu,
+                    prev_cpu_idle: runtime.cpu.and_then(|c| self.is_idle(c)),
+                    target_cpu: target,
+                    target_busy: None,
+                    ran: None,
+                    ran_on: None,
+                });
+                index
+            }
+        };
+        if let Some(from) = runtime.cpu.filter(|&c| c != target) {
+            self.migrations.push(Migration {
+                time: ctx.ts,
+                task,
+                from,
+                to: target,
+                reason: MigrationReason::Inferred,
+            });
+        }
+        let mut row = self.wakeups.get(index as usize);
+        row.kind = kind;
+        row.enqueued = Some(ctx.ts);
+        row.target_cpu = target;
+        row.target_busy = self.is_idle(target).map(|idle| !idle);
+        self.wakeups.set(index as usize, row);
+        let cause = if kind == WakeupKind::NewTask {
+            WaitCause::NewTask
+        } else {
+            WaitCause::Wakeup
+        };
+        self.enqueue(task, target, ctx.ts, cause);
+        self.runtime[task.index()].wakeup = Some(index);
+    }
+
+    fn is_idle(&self, cpu: Cpu) -> Option<bool> {
+        self.cpu_state
+            .get(cpu.index())?
+            .running()
+            .map(|t| t == TaskId::IDLE)
+    }
+
+    fn migrate(&mut self, ctx: EventContext, mover: TaskId, task: TaskId, orig: Cpu, dest: Cpu) {
+        if task == TaskId::IDLE || orig == dest || dest.0 >= MAX_CPUS {
+            return;
+        }
+        self.ensure_cpu(dest.0);
+        let runtime = self.runtime[task.index()];
+        if runtime.cpu.is_some_and(|c| c != orig) {
+            self.anomalies
+                .count(Anomaly::MigrateFromUnexpectedCpu, ctx.ts);
+        }
+        let by_stopper = self
+            .comms
+            .name(self.tasks.get(mover).comm_at(ctx.ts))
+            .starts_with("migration/");
+        let reason = match runtime.state {
+            State::Waking { .. } => MigrationReason::WakeupPlacement,
+            State::New => MigrationReason::ForkPlacement,
+            _ if by_stopper => MigrationReason::Stopper,
+            State::Runnable { .. } | State::Running { .. } => MigrationReason::LoadBalance,
+            State::Blocked | State::Unknown => MigrationReason::Other,
+        };
+        if let State::Runnable {
+            wait,
+            queue,
+            piece_start,
+        } = runtime.state
+        {
+            self.end_queue_piece(queue, task, wait, piece_start, ctx.ts);
+            self.cpu_state[dest.index()].queued.push(task);
+            self.runtime[task.index()].state = State::Runnable {
+                wait,
+                queue: dest,
+                piece_start: ctx.ts,
+            };
+        }
+        self.runtime[task.index()].cpu = Some(dest);
+        self.migrations.push(Migration {
+            time: ctx.ts,
+            task,
+            from: orig,
+            to: dest,
+            reason,
+        });
+    }
+
+    fn fork(&mut self, ctx: EventContext, parent: TaskId, child_pid: Pid, child_comm: &[u8]) {
+        if child_pid.is_idle() {
+            return;
+        }
+        if let Some(old) = self.tasks.by_pid(child_pid) {
+            if self.tasks.get(old).exit.is_none() {
+                self.anomalies.count(Anomaly::PidReused, ctx.ts);
+            }
+        }
+        let comm = self.comms.intern(child_comm);
+        let child = self.tasks.create(child_pid, comm, ctx.ts);
+        self.runtime.push(TaskRuntime {
+            state: State::New,
+            cpu: Some(ctx.cpu),
+            wakeup: None,
+            exiting: false,
+        });
+        let task = self.tasks.get_mut(child);
+        task.parent = (parent != TaskId::IDLE).then_some(parent);
+        task.forked = true;
+    }
+
+    fn exec(&mut self, ctx: EventContext, task: TaskId, filename: &[u8]) {
+        if task == TaskId::IDLE {
+            return;
+        }
+        let base = filename.rsplit(|&b| b == b'/').next().unwrap_or(filename);
+        let comm = &base[..base.len().min(COMM_LEN)];
+        self.tasks.seen(task, ctx.ts, Some(comm), &mut self.comms);
+        self.tasks
+            .get_mut(task)
+            .execs
+            .push((ctx.ts, String::from_utf8_lossy(filename).into_owned()));
+        self.first_exec.get_or_insert(task);
+    }
+
+    /// Closes what is still open at each CPU's last event and returns the tables.
+    pub fn finish(mut self) -> Output {
+        let trace_end = self.last_event.unwrap_or_default();
+        for index in 0..self.cpu_state.len() {
+            let cpu = Cpu(index as u32);
+            let Some(end) = self.cpu_state[index].last_event else {
+                continue;
+            };
+            match self.cpu_state[index].current {
+                Current::Running { task, since, flags } => {
+                    self.end_segment(cpu, task, since, end, flags, SegmentEnd::TraceEnd, 0)
+                }
+                Current::Uncertain { since, .. } => self.close_uncertain(cpu, since, end),
+                Current::NotStarted => {}
+            }
+        }
+        for index in 0..self.runtime.len() {
+            let State::Runnable {
+                wait,
+                queue,
+                piece_start,
+            } = self.runtime[index].state
+            else {
+                continue;
+            };
+            let end = self.cpu_state[queue.index()]
+                .last_event
+                .unwrap_or(trace_end)
+                .max(piece_start);
+            self.end_queue_piece(queue, TaskId(index as u32), wait, piece_start, end);
+            let mut row = self.waits.get(wait as usize);
+            row.end = end.max(row.start);
+            self.waits.set(wait as usize, row);
+        }
+        for timeline in &mut self.timelines {
+            timeline.queue.sort_by_key(|p| (p.start, p.end, p.wait));
+        }
+        Output {
+            cpus: self.timelines,
+            tasks: self.tasks,
+            comms: self.comms,
+            waits: self.waits,
+            wakeups: self.wakeups,
+            migrations: self.migrations,
+            anomalies: self.anomalies,
+            first_exec: self.first_exec,
+            first_event: self.first_event,
+            last_event: self.last_event,
+        }
+    }
+}
+
+/// `prev_state` bits of a dead task on every kernel: EXIT_ZOMBIE and EXIT_DEAD are 0x10
+/// and 0x20 in both the old and the 4.14+ encoding.
+const EXIT_STATES: i64 = 0x30;
+
+/// A switched-out task is still runnable when no sleeping bit of the low byte is set
+/// (R is 0; the "preempted" flag sits above the low byte on every kernel version).
+fn is_runnable_state(prev_state: i64) -> bool {
+    prev_state & 0xff == 0
+}

@@ -1,0 +1,22 @@
+//! An independent reference for schedlens's tests.
+//!
+//! schedlens decodes trace.dat files and models the scheduler itself; tests need something
+//! that does not share that code to compare against. This crate provides it:
+//!
+//! - [`run_report`] runs `trace-cmd report -R -t FILE` (trace-cmd with libtraceevent is the
+//!   reference decoder) and [`parse_report`] turns its text into [`Line`]s;
+//! - [`match_fields`] checks decoded field values against a raw (`-R`) payload;
+//! - [`task_totals`] is a deliberately small per-task computation (switch-in counts and run
+//!   time) from the reference events, to check the scheduling model independently.
+//!
+//! It uses only std and is meant to be a dev-dependency.
+
+mod fields;
+mod parse;
+mod run;
+mod totals;
+
+pub use fields::{FieldValue, match_fields, match_value, payload_token, split_fields};
+pub use parse::{Line, ParseError, RefEvent, Report, parse_line, parse_report};
+pub use run::{Error, report, run_report, trace_cmd_program};
+pub use totals::{ChainBreak, TaskTotals, switch_chain_breaks, task_totals};

@@ -1,0 +1,121 @@
+//! Runs the reference decoder, `trace-cmd report -R -t`, and reports clearly when it is missing.
+//!
+//! Tests that compare with trace-cmd must fail loudly (not skip) when it is not installed, so
+//! the error says how to install it.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+
+use crate::parse::{ParseError, Report, parse_report};
+
+/// Environment variable naming the trace-cmd program to run (default `trace-cmd`).
+const TRACE_CMD_ENV: &str = "TRACE_CMD";
+
+/// Why the reference output could not be had.
+#[derive(Debug)]
+pub enum Error {
+    /// The trace-cmd program could not be found.
+    TraceCmdMissing { program: String },
+    /// trace-cmd ran but failed.
+    TraceCmdFailed {
+        program: String,
+        path: String,
+        status: ExitStatus,
+        stderr: String,
+    },
+    /// Running trace-cmd failed for another reason.
+    Io { program: String, error: io::Error },
+    /// trace-cmd's output could not be parsed.
+    Parse { path: String, error: ParseError },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::TraceCmdMissing { program } => write!(
+                f,
+                "`{program}` was not found: the reference tests need trace-cmd \
+                 (install it, e.g. `apt-get install trace-cmd`; CI installs it; \
+                 set {TRACE_CMD_ENV} to use another binary)"
+            ),
+            Error::TraceCmdFailed {
+                program,
+                path,
+                status,
+                stderr,
+            } => {
+                write!(
+                    f,
+                    "`{program} report -R -t {path}` failed ({status}): {}",
+                    stderr.trim()
+                )
+            }
+            Error::Io { program, error } => write!(f, "cannot run `{program}`: {error}"),
+            Error::Parse { path, error } => write!(f, "{path}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The trace-cmd program used: `$TRACE_CMD` if set and not empty, else `trace-cmd`.
+pub fn trace_cmd_program() -> String {
+    match std::env::var(TRACE_CMD_ENV) {
+        Ok(p) if !p.is_empty() => p,
+        _ => "trace-cmd".to_string(),
+    }
+}
+
+/// Runs `trace-cmd report -R -t PATH` and returns its standard output.
+///
+/// Invalid UTF-8 (possible in comms) is replaced with U+FFFD.
+pub fn run_report(path: impl AsRef<Path>) -> Result<String, Error> {
+    let program = trace_cmd_program();
+    let path = path.as_ref();
+    let output = Command::new(&program)
+        .args(["report", "-R", "-t"])
+        .arg(path)
+        .output();
+    let output = match output {
+        Ok(o) => o,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::TraceCmdMissing { program });
+        }
+        Err(error) => return Err(Error::Io { program, error }),
+    };
+    if !output.status.success() {
+        return Err(Error::TraceCmdFailed {
+            program,
+            path: path.display().to_string(),
+            status: output.status,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// [`run_report`] followed by [`parse_report`].
+pub fn report(path: impl AsRef<Path>) -> Result<Report, Error> {
+    let path = path.as_ref();
+    let text = run_report(path)?;
+    parse_report(&text).map_err(|error| Error::Parse {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_program_message_says_how_to_install() {
+        let e = Error::TraceCmdMissing {
+            program: "trace-cmd".into(),
+        };
+        let text = e.to_string();
+        assert!(text.contains("apt-get install trace-cmd"), "{text}");
+    }
+}

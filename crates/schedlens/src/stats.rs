@@ -1,0 +1,265 @@
+//! `schedlens stats`: per command or per task, when it ran, for how long, how often it
+//! was switched in, how long it waited in runqueues and how often it migrated; and per
+//! CPU how busy, idle or uncertain it was and how long tasks waited there.
+
+use crate::Outcome;
+use crate::common::{WindowArgs, load_model};
+use analysis::stats::{self, CpuRow, Grouping, Row, Stats};
+use anyhow::Result;
+use model::Nanos;
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace.dat file.
+    trace: PathBuf,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// One row per command name, per task, or per CPU.
+    #[arg(long, value_enum, default_value = "command")]
+    by: By,
+    /// Sort rows by this column (largest first; names and numbers ascending).
+    #[arg(long, value_enum, default_value = "runtime")]
+    sort: SortColumn,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum By {
+    Command,
+    Task,
+    Cpu,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SortColumn {
+    Runtime,
+    Switches,
+    Wait,
+    MaxWait,
+    Migrations,
+    First,
+    Last,
+    Name,
+    Pid,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let loaded = load_model(&args.trace)?;
+    let model = &loaded.model;
+    let (window, origin) = args.window.resolve(model, &args.trace)?;
+    let grouping = if args.by == By::Task {
+        Grouping::Task
+    } else {
+        Grouping::Command
+    };
+    let mut stats = stats::compute(model, window, &args.window.filter(), grouping);
+    sort_rows(&mut stats.rows, args.sort);
+    let mut out = std::io::stdout().lock();
+    match (args.format, args.by) {
+        (Format::Table, _) => print_table(&mut out, &stats, origin, args.by)?,
+        (Format::Csv, By::Cpu) => print_cpu_csv(&mut out, &stats.cpus)?,
+        (Format::Csv, _) => print_csv(&mut out, &stats.rows)?,
+        (Format::Json, By::Cpu) => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&cpu_json(&stats.cpus))?
+        )?,
+        (Format::Json, _) => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&rows_json(&stats.rows))?
+        )?,
+    }
+    Ok(loaded.outcome)
+}
+
+fn sort_rows(rows: &mut [Row], column: SortColumn) {
+    let key = |r: &Row| -> (i128, String, i32) {
+        let descending = |v: u64| -(v as i128);
+        let n = match column {
+            SortColumn::Runtime => descending(r.runtime_ns),
+            SortColumn::Switches => descending(r.switches),
+            SortColumn::Wait => descending(r.wait_ns),
+            SortColumn::MaxWait => descending(r.max_wait_ns),
+            SortColumn::Migrations => descending(r.migrations),
+            SortColumn::First => r.first_run.map_or(i128::MAX, |t| t.0 as i128),
+            SortColumn::Last => descending(r.last_run.map_or(0, |t| t.0)),
+            SortColumn::Name | SortColumn::Pid => 0,
+        };
+        let pid = r.pid.map_or(0, |p| p.0);
+        match column {
+            SortColumn::Pid => (pid as i128, r.comm.clone(), pid),
+            _ => (n, r.comm.clone(), pid),
+        }
+    };
+    rows.sort_by_cached_key(key);
+}
+
+fn secs(t: u64) -> String {
+    format!("{:.6}", t as f64 / 1e9)
+}
+
+fn relative(t: Option<Nanos>, origin: Nanos) -> String {
+    t.map_or("-".into(), |t| {
+        let delta = t.0 as i128 - origin.0 as i128;
+        format!("{:.6}", delta as f64 / 1e9)
+    })
+}
+
+fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Result<()> {
+    let window = stats.window;
+    writeln!(
+        out,
+        "window: {} .. {} s ({} s)",
+        relative(Some(window.start), origin),
+        relative(Some(window.end), origin),
+        secs(window.len().0)
+    )?;
+    if by != By::Cpu {
+        let name = if by == By::Task {
+            format!("{:<7} {:<16}", "pid", "comm")
+        } else {
+            format!("{:<24}", "command")
+        };
+        writeln!(
+            out,
+            "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}",
+            "pids", "first (s)", "last (s)", "run (s)", "switches", "wait (s)", "max wait", "migr"
+        )?;
+        for r in &stats.rows {
+            let name = match r.pid {
+                Some(pid) => format!("{:<7} {:<16}", pid.0, r.comm),
+                None => format!("{:<24}", r.comm),
+            };
+            writeln!(
+                out,
+                "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}",
+                r.pids,
+                relative(r.first_run, origin),
+                relative(r.last_run, origin),
+                secs(r.runtime_ns),
+                r.switches,
+                secs(r.wait_ns),
+                secs(r.max_wait_ns),
+                r.migrations
+            )?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "{:>4} {:>8} {:>8} {:>11} {:>14}",
+        "CPU", "busy %", "idle %", "uncertain %", "tasks waiting %"
+    )?;
+    let pct = |v: u64| {
+        if window.len().0 == 0 {
+            0.0
+        } else {
+            100.0 * v as f64 / window.len().0 as f64
+        }
+    };
+    for c in &stats.cpus {
+        writeln!(
+            out,
+            "{:>4} {:>8.2} {:>8.2} {:>11.2} {:>14.2}",
+            c.cpu.0,
+            pct(c.busy_ns),
+            pct(c.idle_ns),
+            pct(c.uncertain_ns),
+            pct(c.waiting_ns)
+        )?;
+    }
+    Ok(())
+}
+
+fn print_csv(out: &mut impl Write, rows: &[Row]) -> Result<()> {
+    writeln!(
+        out,
+        "comm,pid,pids,first_ns,last_ns,runtime_ns,switches,wait_ns,max_wait_ns,migrations"
+    )?;
+    for r in rows {
+        let opt = |t: Option<Nanos>| t.map_or(String::new(), |t| t.0.to_string());
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&r.comm),
+            r.pid.map_or(String::new(), |p| p.0.to_string()),
+            r.pids,
+            opt(r.first_run),
+            opt(r.last_run),
+            r.runtime_ns,
+            r.switches,
+            r.wait_ns,
+            r.max_wait_ns,
+            r.migrations
+        )?;
+    }
+    Ok(())
+}
+
+fn print_cpu_csv(out: &mut impl Write, cpus: &[CpuRow]) -> Result<()> {
+    writeln!(out, "cpu,busy_ns,idle_ns,uncertain_ns,waiting_ns")?;
+    for c in cpus {
+        writeln!(
+            out,
+            "{},{},{},{},{}",
+            c.cpu.0, c.busy_ns, c.idle_ns, c.uncertain_ns, c.waiting_ns
+        )?;
+    }
+    Ok(())
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn rows_json(rows: &[Row]) -> serde_json::Value {
+    rows.iter()
+        .map(|r| {
+            let mut row = json!({
+                "comm": r.comm,
+                "pids": r.pids,
+                "first_ns": r.first_run.map(|t| t.0),
+                "last_ns": r.last_run.map(|t| t.0),
+                "switches": r.switches,
+                "runtime_ns": r.runtime_ns,
+                "wait_ns": r.wait_ns,
+                "max_wait_ns": r.max_wait_ns,
+                "migrations": r.migrations,
+            });
+            if let Some(pid) = r.pid {
+                row["pid"] = json!(pid.0);
+            }
+            row
+        })
+        .collect()
+}
+
+fn cpu_json(cpus: &[CpuRow]) -> serde_json::Value {
+    cpus.iter()
+        .map(|c| {
+            json!({
+                "cpu": c.cpu.0,
+                "busy_ns": c.busy_ns,
+                "idle_ns": c.idle_ns,
+                "uncertain_ns": c.uncertain_ns,
+                "waiting_ns": c.waiting_ns,
+            })
+        })
+        .collect()
+}
