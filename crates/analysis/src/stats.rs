@@ -59,11 +59,7 @@ impl Stats {
     /// Share of all CPU time in the window whose state is unknown.
     pub fn uncertain_share(&self) -> f64 {
         let total = self.window.len().0 as f64 * self.cpus.len() as f64;
-        if total == 0.0 {
-            0.0
-        } else {
-            self.cpus.iter().map(|c| c.uncertain_ns).sum::<u64>() as f64 / total
-        }
+        if total == 0.0 { 0.0 } else { self.cpus.iter().map(|c| c.uncertain_ns).sum::<u64>() as f64 / total }
     }
 }
 
@@ -110,10 +106,7 @@ struct Accounts<'m> {
 
 impl<'m> Accounts<'m> {
     fn new(model: &'m Model) -> Self {
-        Accounts {
-            model,
-            by_task: vec![Vec::new(); model.tasks.len()],
-        }
+        Accounts { model, by_task: vec![Vec::new(); model.tasks.len()] }
     }
 
     fn of(&mut self, task: TaskId, time: Nanos) -> &mut Acc {
@@ -132,9 +125,7 @@ impl<'m> Accounts<'m> {
 
 /// Computes the statistics of `window` for the tasks `filter` accepts.
 pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Grouping) -> Stats {
-    let accepted: Vec<bool> = (0..model.tasks.len())
-        .map(|i| filter.accepts(model, TaskId(i as u32)))
-        .collect();
+    let accepted: Vec<bool> = (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect();
     let mut accounts = Accounts::new(model);
     for timeline in &model.cpus {
         let segments = &timeline.segments;
@@ -161,18 +152,10 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Gro
             acc.max_wait_ns = acc.max_wait_ns.max(waited);
         }
     }
-    for migration in model
-        .migrations
-        .iter()
-        .filter(|m| accepted[m.task.index()] && window.contains(m.time))
-    {
+    for migration in model.migrations.iter().filter(|m| accepted[m.task.index()] && window.contains(m.time)) {
         accounts.of(migration.task, migration.time).migrations += 1;
     }
-    Stats {
-        window,
-        rows: rows(model, accounts, grouping),
-        cpus: cpu_rows(model, window),
-    }
+    Stats { window, rows: rows(model, accounts, grouping), cpus: cpu_rows(model, window) }
 }
 
 fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
@@ -184,12 +167,7 @@ fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
                 names.iter().for_each(|(_, acc)| total.merge(acc));
                 if total.is_active() {
                     let task = model.tasks.get(TaskId(index as u32));
-                    rows.push(row(
-                        model.comms.name(task.last_comm()).to_string(),
-                        Some(task.pid),
-                        1,
-                        &total,
-                    ));
+                    rows.push(row(model.comms.name(task.last_comm()).to_string(), Some(task.pid), 1, &total));
                 }
             }
         }
@@ -202,19 +180,10 @@ fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
                     entry.1 += 1;
                 }
             }
-            rows.extend(
-                by_comm
-                    .into_iter()
-                    .map(|(comm, (acc, pids))| row(comm.to_string(), None, pids, &acc)),
-            );
+            rows.extend(by_comm.into_iter().map(|(comm, (acc, pids))| row(comm.to_string(), None, pids, &acc)));
         }
     }
-    rows.sort_by(|a, b| {
-        b.runtime_ns
-            .cmp(&a.runtime_ns)
-            .then_with(|| a.comm.cmp(&b.comm))
-            .then(a.pid.cmp(&b.pid))
-    });
+    rows.sort_by(|a, b| b.runtime_ns.cmp(&a.runtime_ns).then_with(|| a.comm.cmp(&b.comm)).then(a.pid.cmp(&b.pid)));
     rows
 }
 
@@ -243,14 +212,9 @@ fn cpu_rows(model: &Model, window: Window) -> Vec<CpuRow> {
             for i in segments.overlapping(window.start, window.end) {
                 let segment = segments.get(i);
                 let time = window.overlap(segment.start, segment.end).0;
-                if segment.task == TaskId::IDLE {
-                    idle += time
-                } else {
-                    busy += time
-                }
+                if segment.task == TaskId::IDLE { idle += time } else { busy += time }
             }
-            let waiting =
-                union_length(timeline.queue.start.iter().zip(&timeline.queue.end), window);
+            let waiting = union_length(timeline.queue.start.iter().zip(&timeline.queue.end), window);
             CpuRow {
                 cpu: timeline.cpu,
                 busy_ns: busy,
@@ -263,10 +227,7 @@ fn cpu_rows(model: &Model, window: Window) -> Vec<CpuRow> {
 }
 
 /// Length of the union of intervals (sorted by start) inside the window.
-pub fn union_length<'a>(
-    intervals: impl Iterator<Item = (&'a Nanos, &'a Nanos)>,
-    window: Window,
-) -> u64 {
+pub fn union_length<'a>(intervals: impl Iterator<Item = (&'a Nanos, &'a Nanos)>, window: Window) -> u64 {
     let mut total = 0u64;
     let mut covered_until = window.start;
     for (&start, &end) in intervals {

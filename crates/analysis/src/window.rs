@@ -14,10 +14,7 @@ pub struct Window {
 
 impl Window {
     pub fn new(start: Nanos, end: Nanos) -> Window {
-        Window {
-            start,
-            end: end.max(start),
-        }
+        Window { start, end: end.max(start) }
     }
 
     pub fn len(&self) -> Nanos {
@@ -76,17 +73,9 @@ impl WindowRequest {
                 return Err(WindowError::Empty { min, max });
             }
         }
-        let origin = if self.after_sleep {
-            model.after_sleep()?
-        } else {
-            model.start
-        };
-        let start = self
-            .min_s
-            .map_or(origin, |s| origin + Nanos::from_secs_f64(s));
-        let end = self
-            .max_s
-            .map_or(Nanos(model.end.0 + 1), |s| origin + Nanos::from_secs_f64(s));
+        let origin = if self.after_sleep { model.after_sleep()? } else { model.start };
+        let start = self.min_s.map_or(origin, |s| origin + Nanos::from_secs_f64(s));
+        let end = self.max_s.map_or(Nanos(model.end.0 + 1), |s| origin + Nanos::from_secs_f64(s));
         Ok((Window::new(start, end), origin))
     }
 }

@@ -91,10 +91,7 @@ mod tests {
         a.count(Anomaly::PidReused, Nanos(5));
         a.count(Anomaly::PidReused, Nanos(9));
         assert_eq!(a.get(Anomaly::PidReused), 2);
-        assert_eq!(
-            a.iter().collect::<Vec<_>>(),
-            [(Anomaly::PidReused, 2, Nanos(5))]
-        );
+        assert_eq!(a.iter().collect::<Vec<_>>(), [(Anomaly::PidReused, 2, Nanos(5))]);
         assert!(Anomaly::ALL.iter().all(|k| !k.description().is_empty()));
     }
 }

@@ -72,54 +72,47 @@ pub struct EventContext {
 
 /// A resolved text field (char array or `__data_loc char[]`).
 #[derive(Clone, Debug)]
-struct TextField(tracedat::format::Field);
+enum TextField {
+    /// A char array inside the record (the common case: comms), read directly.
+    Inline {
+        offset: usize,
+        size: usize,
+    },
+    Other(tracedat::format::Field),
+}
 
 impl TextField {
+    fn new(field: &tracedat::format::Field) -> TextField {
+        match field.kind {
+            tracedat::format::FieldKind::StaticArray if field.size > 0 => {
+                TextField::Inline { offset: field.offset as usize, size: field.size as usize }
+            }
+            _ => TextField::Other(field.clone()),
+        }
+    }
+
+    #[inline]
     fn read<'a>(&self, event: &Event<'a>) -> &'a [u8] {
-        event.read_str(&self.0).unwrap_or(b"")
+        match self {
+            TextField::Inline { offset, size } => {
+                let bytes = event.data.get(*offset..offset + size).unwrap_or(b"");
+                &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())]
+            }
+            TextField::Other(field) => event.read_str(field).unwrap_or(b""),
+        }
     }
 }
 
 /// Which fields of which event the decoder reads.
 #[derive(Clone, Debug)]
 enum Decoder {
-    Switch {
-        prev_pid: FieldRef,
-        prev_comm: TextField,
-        prev_state: FieldRef,
-        next_pid: FieldRef,
-        next_comm: TextField,
-    },
-    Wake {
-        kind: WakeKind,
-        pid: FieldRef,
-        comm: TextField,
-        target_cpu: Option<FieldRef>,
-        success: Option<FieldRef>,
-    },
-    Migrate {
-        pid: FieldRef,
-        comm: TextField,
-        orig_cpu: FieldRef,
-        dest_cpu: FieldRef,
-    },
-    Fork {
-        parent_pid: FieldRef,
-        parent_comm: TextField,
-        child_pid: FieldRef,
-        child_comm: TextField,
-    },
-    Exec {
-        pid: FieldRef,
-        filename: TextField,
-    },
-    Exit {
-        pid: FieldRef,
-        comm: TextField,
-    },
-    Free {
-        pid: FieldRef,
-    },
+    Switch { prev_pid: FieldRef, prev_comm: TextField, prev_state: FieldRef, next_pid: FieldRef, next_comm: TextField },
+    Wake { kind: WakeKind, pid: FieldRef, comm: TextField, target_cpu: Option<FieldRef>, success: Option<FieldRef> },
+    Migrate { pid: FieldRef, comm: TextField, orig_cpu: FieldRef, dest_cpu: FieldRef },
+    Fork { parent_pid: FieldRef, parent_comm: TextField, child_pid: FieldRef, child_comm: TextField },
+    Exec { pid: FieldRef, filename: TextField },
+    Exit { pid: FieldRef, comm: TextField },
+    Free { pid: FieldRef },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -163,22 +156,11 @@ impl SchedDecoder {
 
     /// Whether the trace has `sched_wakeup` (if not, `sched_waking` stands for it).
     pub fn has_wakeup(&self) -> bool {
-        self.by_id.iter().flatten().any(|d| {
-            matches!(
-                d,
-                Decoder::Wake {
-                    kind: WakeKind::Wakeup,
-                    ..
-                }
-            )
-        })
+        self.by_id.iter().flatten().any(|d| matches!(d, Decoder::Wake { kind: WakeKind::Wakeup, .. }))
     }
 
     pub fn has_switch(&self) -> bool {
-        self.by_id
-            .iter()
-            .flatten()
-            .any(|d| matches!(d, Decoder::Switch { .. }))
+        self.by_id.iter().flatten().any(|d| matches!(d, Decoder::Switch { .. }))
     }
 
     #[inline]
@@ -207,12 +189,12 @@ fn decoder_kind(name: &str) -> Option<&'static str> {
 
 fn resolve(kind: &str, format: &EventFormat) -> Option<Decoder> {
     let num = |name: &str| format.field(name).and_then(FieldRef::of);
-    let text = |name: &str| format.field(name).cloned().map(TextField);
+    let text = |name: &str| format.field(name).map(TextField::new);
     let wake = |kind: WakeKind| {
         Some(Decoder::Wake {
             kind,
             pid: num("pid")?,
-            comm: text("comm").unwrap_or_else(|| TextField(empty_field())),
+            comm: text("comm").unwrap_or(TextField::Inline { offset: 0, size: 0 }),
             target_cpu: num("target_cpu"),
             success: num("success"),
         })
@@ -240,30 +222,10 @@ fn resolve(kind: &str, format: &EventFormat) -> Option<Decoder> {
             child_pid: num("child_pid")?,
             child_comm: text("child_comm")?,
         }),
-        "exec" => Some(Decoder::Exec {
-            pid: num("pid")?,
-            filename: text("filename")?,
-        }),
-        "exit" => Some(Decoder::Exit {
-            pid: num("pid")?,
-            comm: text("comm")?,
-        }),
+        "exec" => Some(Decoder::Exec { pid: num("pid")?, filename: text("filename")? }),
+        "exit" => Some(Decoder::Exit { pid: num("pid")?, comm: text("comm")? }),
         "free" => Some(Decoder::Free { pid: num("pid")? }),
         _ => None,
-    }
-}
-
-/// A field that reads as empty text (for kernels whose wakeup events carry no comm).
-fn empty_field() -> tracedat::format::Field {
-    tracedat::format::Field {
-        type_name: "char[0]".into(),
-        name: String::new(),
-        array_len: Some(0),
-        offset: 0,
-        size: 0,
-        signed: false,
-        kind: tracedat::format::FieldKind::StaticArray,
-        element: tracedat::format::Element::Char,
     }
 }
 
@@ -271,79 +233,38 @@ fn decode_with<'a>(decoder: &Decoder, e: &Event<'a>) -> Option<SchedEvent<'a>> {
     let pid = |f: FieldRef| e.read(f).map(|v| Pid(v as i32));
     let cpu = |f: FieldRef| e.read(f).and_then(|v| u32::try_from(v).ok()).map(Cpu);
     Some(match decoder {
-        Decoder::Switch {
-            prev_pid,
-            prev_comm,
-            prev_state,
-            next_pid,
-            next_comm,
-        } => SchedEvent::Switch {
+        Decoder::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => SchedEvent::Switch {
             prev_pid: pid(*prev_pid)?,
             prev_comm: prev_comm.read(e),
             prev_state: e.read(*prev_state)?,
             next_pid: pid(*next_pid)?,
             next_comm: next_comm.read(e),
         },
-        Decoder::Wake {
-            kind,
-            pid: p,
-            comm,
-            target_cpu,
-            success,
-        } => {
+        Decoder::Wake { kind, pid: p, comm, target_cpu, success } => {
             let (pid, comm, target_cpu) = (pid(*p)?, comm.read(e), target_cpu.and_then(cpu));
             match kind {
-                WakeKind::Waking => SchedEvent::Waking {
-                    pid,
-                    comm,
-                    target_cpu,
-                },
+                WakeKind::Waking => SchedEvent::Waking { pid, comm, target_cpu },
                 WakeKind::Wakeup => {
                     let success = success.and_then(|s| e.read(s)).map(|v| v != 0);
-                    SchedEvent::Wakeup {
-                        pid,
-                        comm,
-                        target_cpu,
-                        success,
-                    }
+                    SchedEvent::Wakeup { pid, comm, target_cpu, success }
                 }
-                WakeKind::New => SchedEvent::WakeupNew {
-                    pid,
-                    comm,
-                    target_cpu,
-                },
+                WakeKind::New => SchedEvent::WakeupNew { pid, comm, target_cpu },
             }
         }
-        Decoder::Migrate {
-            pid: p,
-            comm,
-            orig_cpu,
-            dest_cpu,
-        } => SchedEvent::MigrateTask {
+        Decoder::Migrate { pid: p, comm, orig_cpu, dest_cpu } => SchedEvent::MigrateTask {
             pid: pid(*p)?,
             comm: comm.read(e),
             orig_cpu: cpu(*orig_cpu)?,
             dest_cpu: cpu(*dest_cpu)?,
         },
-        Decoder::Fork {
-            parent_pid,
-            parent_comm,
-            child_pid,
-            child_comm,
-        } => SchedEvent::Fork {
+        Decoder::Fork { parent_pid, parent_comm, child_pid, child_comm } => SchedEvent::Fork {
             parent_pid: pid(*parent_pid)?,
             parent_comm: parent_comm.read(e),
             child_pid: pid(*child_pid)?,
             child_comm: child_comm.read(e),
         },
-        Decoder::Exec { pid: p, filename } => SchedEvent::Exec {
-            pid: pid(*p)?,
-            filename: filename.read(e),
-        },
-        Decoder::Exit { pid: p, comm } => SchedEvent::Exit {
-            pid: pid(*p)?,
-            comm: comm.read(e),
-        },
+        Decoder::Exec { pid: p, filename } => SchedEvent::Exec { pid: pid(*p)?, filename: filename.read(e) },
+        Decoder::Exit { pid: p, comm } => SchedEvent::Exit { pid: pid(*p)?, comm: comm.read(e) },
         Decoder::Free { pid: p } => SchedEvent::Free { pid: pid(*p)? },
     })
 }

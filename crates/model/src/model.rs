@@ -4,10 +4,10 @@
 
 use crate::anomalies::Anomalies;
 use crate::events::{EventContext, SchedDecoder};
-use crate::tables::{CpuTimeline, Migrations, Waits, Wakeups};
+use crate::tables::{CpuTimeline, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
 use crate::tracker::{Output, Tracker, TrackerOptions};
-use tracedat::{Item, Nanos, Selection, Trace};
+use tracedat::{Cpu, Item, Nanos, Selection, Trace};
 
 /// Why a model could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -68,39 +68,20 @@ pub struct Model {
 impl Model {
     /// Builds the model from a trace's top buffer (or its first buffer when it has no
     /// top buffer). `progress` is called now and then with the bytes read so far.
-    pub fn build(
-        trace: &Trace,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<(Model, BuildReport), ModelError> {
+    pub fn build(trace: &Trace, progress: &mut dyn FnMut(u64)) -> Result<(Model, BuildReport), ModelError> {
         let decoder = SchedDecoder::new(trace.formats());
         let input = trace.input().to_string();
         if !decoder.has_switch() {
             return Err(ModelError::NoSwitchEvents { input });
         }
-        let buffer = trace
-            .buffers()
-            .iter()
-            .find(|b| b.name.is_empty())
-            .or(trace.buffers().first());
-        let buffer = buffer
-            .map(|b| b.name.clone())
-            .ok_or_else(|| ModelError::NoEvents {
-                input: input.clone(),
-            })?;
+        let buffer = trace.buffers().iter().find(|b| b.name.is_empty()).or(trace.buffers().first());
+        let buffer = buffer.map(|b| b.name.clone()).ok_or_else(|| ModelError::NoEvents { input: input.clone() })?;
         let options = TrackerOptions {
             waking_enqueues: !decoder.has_wakeup(),
-            initial_names: trace
-                .metadata()
-                .cmdlines
-                .iter()
-                .map(|(pid, comm)| (pid, comm.to_string()))
-                .collect(),
+            initial_names: trace.metadata().cmdlines.iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
         };
         let mut tracker = Tracker::new(trace.cpu_count(), options);
-        let mut stream = trace.events_of(&Selection {
-            buffers: Some(vec![buffer.clone()]),
-            ..Selection::all()
-        });
+        let mut stream = trace.events_of(&Selection { buffers: Some(vec![buffer.clone()]), ..Selection::all() });
         let mut events = 0u64;
         loop {
             if events % (1 << 16) == 0 {
@@ -110,11 +91,7 @@ impl Model {
             match item {
                 Item::Event(event) => {
                     events += 1;
-                    let ctx = EventContext {
-                        ts: event.ts,
-                        cpu: event.cpu,
-                        pid: event.pid(),
-                    };
+                    let ctx = EventContext { ts: event.ts, cpu: event.cpu, pid: event.pid() };
                     tracker.event(ctx, &decoder.decode(&event));
                 }
                 Item::Lost(lost) => tracker.lost(lost.cpu, lost.count),
@@ -130,14 +107,13 @@ impl Model {
             unusable_events: decoder.unusable.clone(),
             buffer,
         };
-        Ok((
-            Model::from_output(tracker.finish(), trace.cpu_count()),
-            report,
-        ))
+        Ok((Model::from_output(tracker.finish(), trace.cpu_count()), report))
     }
 
     /// The model of a tracker's output.
     pub fn from_output(output: Output, cpu_count: u32) -> Model {
+        let start = output.cpus.iter().filter_map(|c| c.first_event).min().unwrap_or_default();
+        let end = output.cpus.iter().filter_map(|c| c.last_event).max().unwrap_or_default();
         Model {
             cpu_count: cpu_count.max(output.cpus.len() as u32),
             cpus: output.cpus,
@@ -148,9 +124,33 @@ impl Model {
             migrations: output.migrations,
             anomalies: output.anomalies,
             first_exec: output.first_exec,
-            start: output.first_event.unwrap_or_default(),
-            end: output.last_event.unwrap_or_default(),
+            start,
+            end,
         }
+    }
+
+    /// Whether `cpu` was idle at `time` (`None` where its state is unknown).
+    pub fn cpu_idle_at(&self, cpu: Cpu, time: Nanos) -> Option<bool> {
+        let segments = &self.cpus.get(cpu.index())?.segments;
+        let index = segments.start.partition_point(|&s| s <= time).checked_sub(1)?;
+        (time < segments.end[index] || segments.start[index] == time).then(|| segments.task[index] == TaskId::IDLE)
+    }
+
+    /// When and where a wakeup's wakee then ran, if it did.
+    pub fn wakeup_ran(&self, wakeup: &Wakeup) -> Option<(Nanos, Cpu)> {
+        let wait = self.waits.get(wakeup.wait? as usize);
+        (wait.end_kind == WaitEnd::Ran).then_some((wait.end, wait.ran_on))
+    }
+
+    /// When the wakee was put on a runqueue.
+    pub fn wakeup_enqueued(&self, wakeup: &Wakeup) -> Option<Nanos> {
+        Some(self.waits.start[wakeup.wait? as usize])
+    }
+
+    /// Time from the wakeup's start (`sched_waking`, else the enqueue) until the wakee ran.
+    pub fn wakeup_latency(&self, wakeup: &Wakeup) -> Option<Nanos> {
+        let start = wakeup.waking.or_else(|| self.wakeup_enqueued(wakeup))?;
+        Some(self.wakeup_ran(wakeup)?.0.saturating_sub(start))
     }
 
     /// The name of a task at a time.
@@ -167,9 +167,7 @@ impl Model {
         let sleep = self.comms.find("sleep").ok_or(AfterSleepError::NoSleep)?;
         self.tasks
             .iter()
-            .filter(|(id, task)| {
-                task.comms.iter().any(|&(_, c)| c == sleep) && self.descends_from(*id, root)
-            })
+            .filter(|(id, task)| task.comms.iter().any(|&(_, c)| c == sleep) && self.descends_from(*id, root))
             .map(|(id, task)| task.exit.unwrap_or_else(|| self.last_run_end(id)))
             .min()
             .ok_or(AfterSleepError::NoSleep)
@@ -193,6 +191,6 @@ impl Model {
             .iter()
             .flat_map(|c| c.segments.iter().filter(|s| s.task == task).map(|s| s.end))
             .max()
-            .unwrap_or(self.tasks.get(task).last_seen)
+            .unwrap_or(self.tasks.last_seen(task))
     }
 }

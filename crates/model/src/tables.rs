@@ -25,9 +25,7 @@ macro_rules! table {
                 $row { $($field: self.$field[index]),* }
             }
 
-            pub fn set(&mut self, index: usize, row: $row) {
-                $(self.$field[index] = row.$field;)*
-            }
+
 
             pub fn len(&self) -> usize {
                 table!(@first self $($field)*).len()
@@ -41,15 +39,7 @@ macro_rules! table {
                 (0..self.len()).map(move |i| self.get(i))
             }
 
-            /// Reorders all rows by a key.
-            pub fn sort_by_key<K: Ord>(&mut self, key: impl Fn(&$row) -> K) {
-                let mut rows: Vec<$row> = self.iter().collect();
-                rows.sort_by_key(|r| key(r));
-                *self = Self::default();
-                for row in rows {
-                    self.push(row);
-                }
-            }
+
         }
     };
     (@first $self:ident $first:ident $($rest:ident)*) => { $self.$first };
@@ -174,41 +164,22 @@ pub enum WakeupKind {
 }
 
 table! {
-    /// A wakeup: who woke whom, where the wakee ran before, where it was placed, and when
-    /// it got to run.
+    /// A wakeup: who woke whom, where the wakee ran before and where it was placed. When
+    /// it was enqueued and when and where it then ran are its wait's start, end and CPU.
     Wakeups of Wakeup {
         kind: WakeupKind,
         wakee: TaskId,
         /// `sched_waking` time (the wakeup's start), when recorded.
         waking: Option<Nanos>,
-        /// `sched_wakeup`/`sched_wakeup_new` time (enqueued), when recorded.
-        enqueued: Option<Nanos>,
         /// The task running where `sched_waking` was emitted (idle for interrupts).
         waker: Option<TaskId>,
         waker_cpu: Option<Cpu>,
         /// The CPU the wakee last ran on.
         prev_cpu: Option<Cpu>,
-        /// Whether `prev_cpu` was idle when the wakeup started.
-        prev_cpu_idle: Option<bool>,
         /// The CPU whose runqueue it was put on.
         target_cpu: Cpu,
-        /// Whether the target CPU was running another task when the wakee was enqueued.
-        target_busy: Option<bool>,
-        /// When and where it next ran.
-        ran: Option<Nanos>,
-        ran_on: Option<Cpu>,
-    }
-}
-
-impl Wakeup {
-    /// When the wakeup began: `sched_waking` if recorded, else the enqueue.
-    pub fn start(&self) -> Option<Nanos> {
-        self.waking.or(self.enqueued)
-    }
-
-    /// Time from the wakeup's start until the wakee ran.
-    pub fn latency(&self) -> Option<Nanos> {
-        Some(self.ran?.saturating_sub(self.start()?))
+        /// Index in [`Waits`] of the wait the wakeup began, once the wakee was enqueued.
+        wait: Option<u32>,
     }
 }
 

@@ -57,10 +57,7 @@ impl Comms {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (CommId, &str)> {
-        self.names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (CommId(i as u32), n.as_str()))
+        self.names.iter().enumerate().map(|(i, n)| (CommId(i as u32), n.as_str()))
     }
 }
 
@@ -75,7 +72,6 @@ pub struct Task {
     /// Created during the trace (fork or wakeup_new seen).
     pub forked: bool,
     pub first_seen: Nanos,
-    pub last_seen: Nanos,
     /// `sched_process_exit` time.
     pub exit: Option<Nanos>,
     /// `sched_process_exec` times and file names.
@@ -119,8 +115,7 @@ impl PidIndex {
         match usize::try_from(pid.0) {
             Ok(p) if p < DENSE_PIDS => {
                 if self.dense.len() <= p {
-                    self.dense
-                        .resize((p + 1).next_power_of_two().min(DENSE_PIDS), NO_TASK);
+                    self.dense.resize((p + 1).next_power_of_two().min(DENSE_PIDS), NO_TASK);
                 }
                 self.dense[p] = task.0;
             }
@@ -136,14 +131,29 @@ impl PidIndex {
 pub struct Tasks {
     list: Vec<Task>,
     by_pid: PidIndex,
+    /// Each task's current name packed into 16 bytes, for a quick "same name?" test on
+    /// every event (kernel names are at most 16 bytes); 0 when it does not fit.
+    comm_keys: Vec<u128>,
+    /// When each task was last named by an event (kept apart: it changes on every event).
+    last_seen: Vec<Nanos>,
+}
+
+/// A name packed into an integer, or 0 when it is longer than 16 bytes.
+fn comm_key(name: &[u8]) -> u128 {
+    let mut bytes = [0u8; 16];
+    match bytes.get_mut(..name.len()) {
+        Some(prefix) => {
+            prefix.copy_from_slice(name);
+            u128::from_le_bytes(bytes)
+        }
+        None => 0,
+    }
 }
 
 impl Tasks {
     pub(crate) fn new(comms: &mut Comms) -> Tasks {
-        let mut tasks = Tasks {
-            list: Vec::new(),
-            by_pid: PidIndex::default(),
-        };
+        let mut tasks =
+            Tasks { list: Vec::new(), by_pid: PidIndex::default(), comm_keys: Vec::new(), last_seen: Vec::new() };
         tasks.create(Pid::IDLE, comms.intern(b"<idle>"), Nanos::ZERO);
         tasks
     }
@@ -162,12 +172,18 @@ impl Tasks {
             parent: None,
             forked: false,
             first_seen: time,
-            last_seen: time,
             exit: None,
             execs: Vec::new(),
         });
         self.by_pid.set(pid, id);
+        self.comm_keys.push(0);
+        self.last_seen.push(time);
         id
+    }
+
+    /// When the task was last named by an event.
+    pub fn last_seen(&self, id: TaskId) -> Nanos {
+        self.last_seen[id.index()]
     }
 
     pub fn get(&self, id: TaskId) -> &Task {
@@ -187,23 +203,30 @@ impl Tasks {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (TaskId, &Task)> {
-        self.list
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (TaskId(i as u32), t))
+        self.list.iter().enumerate().map(|(i, t)| (TaskId(i as u32), t))
     }
 
     /// Records that the task was seen at `time` named `comm` (when the event names it).
     #[inline]
     pub(crate) fn seen(&mut self, id: TaskId, time: Nanos, comm: Option<&[u8]>, comms: &mut Comms) {
-        let task = &mut self.list[id.index()];
-        task.last_seen = task.last_seen.max(time);
-        if let Some(name) = comm {
-            if !name.is_empty() && comms.name(task.last_comm()).as_bytes() != name {
-                let new = comms.intern(name);
-                task.comms.push((time, new));
-            }
+        let last_seen = &mut self.last_seen[id.index()];
+        *last_seen = (*last_seen).max(time);
+        let Some(name) = comm.filter(|n| !n.is_empty()) else { return };
+        let key = comm_key(name);
+        if key != 0 && key == self.comm_keys[id.index()] {
+            return;
         }
+        self.note_name(id, time, name, key, comms);
+    }
+
+    #[cold]
+    fn note_name(&mut self, id: TaskId, time: Nanos, name: &[u8], key: u128, comms: &mut Comms) {
+        let task = &mut self.list[id.index()];
+        if comms.name(task.last_comm()).as_bytes() != name {
+            let new = comms.intern(name);
+            task.comms.push((time, new));
+        }
+        self.comm_keys[id.index()] = key;
     }
 }
 
@@ -223,12 +246,8 @@ mod tests {
         assert_eq!(task.comms.len(), 2);
         assert_eq!(comms.name(task.comm_at(Nanos(150))), "sh");
         assert_eq!(comms.name(task.comm_at(Nanos(200))), "sleep");
-        assert_eq!(
-            comms.name(task.comm_at(Nanos(50))),
-            "sh",
-            "before the first sighting: the first name"
-        );
-        assert_eq!(task.last_seen, Nanos(300));
+        assert_eq!(comms.name(task.comm_at(Nanos(50))), "sh", "before the first sighting: the first name");
+        assert_eq!(tasks.last_seen(t), Nanos(300));
         assert_eq!(tasks.by_pid(Pid(42)), Some(t));
         assert_eq!(tasks.by_pid(Pid(0)), Some(TaskId::IDLE));
         assert_eq!(tasks.by_pid(Pid(1 << 30)), None);

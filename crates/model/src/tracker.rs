@@ -37,6 +37,7 @@ enum Current {
 #[derive(Clone, Debug)]
 struct CpuState {
     current: Current,
+    first_event: Option<Nanos>,
     last_event: Option<Nanos>,
     /// The last time the current task was seen running here.
     last_evidence: Nanos,
@@ -48,16 +49,10 @@ impl CpuState {
     fn new() -> CpuState {
         CpuState {
             current: Current::NotStarted,
+            first_event: None,
             last_event: None,
             last_evidence: Nanos::ZERO,
             queued: Vec::new(),
-        }
-    }
-
-    fn running(&self) -> Option<TaskId> {
-        match self.current {
-            Current::Running { task, .. } => Some(task),
-            _ => None,
         }
     }
 }
@@ -73,10 +68,11 @@ enum State {
     Waking {
         wakeup: u32,
     },
+    /// Waiting in `queue`'s runqueue: its wait and the current piece of it there.
     Runnable {
         wait: u32,
         queue: Cpu,
-        piece_start: Nanos,
+        piece: u32,
     },
     Running {
         cpu: Cpu,
@@ -88,18 +84,11 @@ struct TaskRuntime {
     state: State,
     /// The CPU the task is on (last ran, or was placed on).
     cpu: Option<Cpu>,
-    /// The wakeup waiting for the task to run.
-    wakeup: Option<u32>,
     exiting: bool,
 }
 
 impl TaskRuntime {
-    const NEW: TaskRuntime = TaskRuntime {
-        state: State::Unknown,
-        cpu: None,
-        wakeup: None,
-        exiting: false,
-    };
+    const NEW: TaskRuntime = TaskRuntime { state: State::Unknown, cpu: None, exiting: false };
 }
 
 /// Options for building.
@@ -123,8 +112,6 @@ pub struct Output {
     pub anomalies: Anomalies,
     /// The task of the first `sched_process_exec` in the trace.
     pub first_exec: Option<TaskId>,
-    pub first_event: Option<Nanos>,
-    pub last_event: Option<Nanos>,
 }
 
 /// Feeds on events in timestamp order; [`Tracker::finish`] returns the model's tables.
@@ -140,8 +127,6 @@ pub struct Tracker {
     migrations: Migrations,
     anomalies: Anomalies,
     first_exec: Option<TaskId>,
-    first_event: Option<Nanos>,
-    last_event: Option<Nanos>,
 }
 
 impl Tracker {
@@ -160,20 +145,24 @@ impl Tracker {
             migrations: Migrations::default(),
             anomalies: Anomalies::default(),
             first_exec: None,
-            first_event: None,
-            last_event: None,
         };
         tracker.ensure_cpu(cpu_count.saturating_sub(1).min(MAX_CPUS - 1));
         tracker
     }
 
+    #[inline]
     fn ensure_cpu(&mut self, cpu: u32) {
+        if (cpu as usize) < self.timelines.len() {
+            return;
+        }
+        self.add_cpus(cpu);
+    }
+
+    #[cold]
+    fn add_cpus(&mut self, cpu: u32) {
         while self.timelines.len() <= cpu as usize {
             let next = Cpu(self.timelines.len() as u32);
-            self.timelines.push(CpuTimeline {
-                cpu: next,
-                ..CpuTimeline::default()
-            });
+            self.timelines.push(CpuTimeline { cpu: next, ..CpuTimeline::default() });
             self.cpu_state.push(CpuState::new());
         }
     }
@@ -189,65 +178,31 @@ impl Tracker {
         let common = self.task_for(ctx.pid, None, ctx.ts);
         self.observe_running(ctx.cpu, common, ctx.ts);
         match *event {
-            SchedEvent::Switch {
-                prev_pid,
-                prev_comm,
-                prev_state,
-                next_pid,
-                next_comm,
-            } => {
+            SchedEvent::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
                 let prev = self.task_for(prev_pid, Some(prev_comm), ctx.ts);
                 let next = self.task_for(next_pid, Some(next_comm), ctx.ts);
                 self.switch(ctx, prev, prev_state, next);
             }
-            SchedEvent::Waking {
-                pid,
-                comm,
-                target_cpu,
-            } => {
+            SchedEvent::Waking { pid, comm, target_cpu } => {
                 let task = self.task_for(pid, Some(comm), ctx.ts);
                 self.waking(ctx, common, task, target_cpu);
             }
-            SchedEvent::Wakeup {
-                pid,
-                comm,
-                target_cpu,
-                success,
-            } => {
+            SchedEvent::Wakeup { pid, comm, target_cpu, success } => {
                 let task = self.task_for(pid, Some(comm), ctx.ts);
                 if success != Some(false) {
                     self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
                 }
             }
-            SchedEvent::WakeupNew {
-                pid,
-                comm,
-                target_cpu,
-            } => {
+            SchedEvent::WakeupNew { pid, comm, target_cpu } => {
                 let task = self.task_for(pid, Some(comm), ctx.ts);
                 self.tasks.get_mut(task).forked = true;
-                self.wakeup(
-                    ctx,
-                    task,
-                    target_cpu.unwrap_or(ctx.cpu),
-                    WakeupKind::NewTask,
-                );
+                self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::NewTask);
             }
-            SchedEvent::MigrateTask {
-                pid,
-                comm,
-                orig_cpu,
-                dest_cpu,
-            } => {
+            SchedEvent::MigrateTask { pid, comm, orig_cpu, dest_cpu } => {
                 let task = self.task_for(pid, Some(comm), ctx.ts);
                 self.migrate(ctx, common, task, orig_cpu, dest_cpu);
             }
-            SchedEvent::Fork {
-                parent_pid,
-                parent_comm,
-                child_pid,
-                child_comm,
-            } => {
+            SchedEvent::Fork { parent_pid, parent_comm, child_pid, child_comm } => {
                 let parent = self.task_for(parent_pid, Some(parent_comm), ctx.ts);
                 self.fork(ctx, parent, child_pid, child_comm);
             }
@@ -277,32 +232,18 @@ impl Tracker {
             Some(n) => timeline.lost_events += n,
             None => timeline.lost_unknown += 1,
         }
-        let (current, since) = (
-            self.cpu_state[cpu.index()].current,
-            self.cpu_state[cpu.index()].last_event,
-        );
-        if let Current::Running {
-            task,
-            since: start,
-            flags,
-        } = current
-        {
+        let (current, since) = (self.cpu_state[cpu.index()].current, self.cpu_state[cpu.index()].last_event);
+        if let Current::Running { task, since: start, flags } = current {
             let end = since.unwrap_or(start).max(start);
             self.end_segment(cpu, task, start, end, flags, SegmentEnd::Lost, 0);
             self.runtime[task.index()].state = State::Unknown;
         }
         let since = match current {
             // Already uncertain: the earlier start stands.
-            Current::Uncertain {
-                since: Some(earlier),
-                ..
-            } => Some(earlier),
+            Current::Uncertain { since: Some(earlier), .. } => Some(earlier),
             _ => since,
         };
-        self.cpu_state[cpu.index()].current = Current::Uncertain {
-            since,
-            until_switch: true,
-        };
+        self.cpu_state[cpu.index()].current = Current::Uncertain { since, until_switch: true };
         let end = since.unwrap_or(Nanos::ZERO);
         for task in std::mem::take(&mut self.cpu_state[cpu.index()].queued) {
             self.end_wait(task, end, WaitEnd::Lost, cpu);
@@ -310,28 +251,23 @@ impl Tracker {
         }
     }
 
+    #[inline]
     fn note_time(&mut self, ctx: EventContext) {
         let state = &mut self.cpu_state[ctx.cpu.index()];
-        if state.last_event.is_some_and(|last| ctx.ts < last) {
-            self.anomalies.count(Anomaly::TimeWentBackwards, ctx.ts);
+        match state.last_event {
+            Some(last) if ctx.ts < last => self.anomalies.count(Anomaly::TimeWentBackwards, ctx.ts),
+            None => state.first_event = Some(ctx.ts),
+            Some(_) => {}
         }
         state.last_event = Some(ctx.ts);
-        if let Current::Uncertain {
-            since: since @ None,
-            ..
-        } = &mut state.current
-        {
+        if let Current::Uncertain { since: since @ None, .. } = &mut state.current {
             // Events were lost before this CPU's first event: uncertain from here.
             *since = Some(ctx.ts);
         }
-        let timeline = &mut self.timelines[ctx.cpu.index()];
-        timeline.first_event.get_or_insert(ctx.ts);
-        timeline.last_event = Some(ctx.ts);
-        self.first_event.get_or_insert(ctx.ts);
-        self.last_event = Some(self.last_event.map_or(ctx.ts, |l| l.max(ctx.ts)));
     }
 
     /// The task with `pid`, created at its first sighting; notes its name if given.
+    #[inline]
     fn task_for(&mut self, pid: Pid, comm: Option<&[u8]>, time: Nanos) -> TaskId {
         if pid.is_idle() {
             return TaskId::IDLE;
@@ -344,11 +280,7 @@ impl Tracker {
             None => {
                 let name = match comm.filter(|c| !c.is_empty()) {
                     Some(c) => c.to_vec(),
-                    None => self
-                        .options
-                        .initial_names
-                        .get(&pid.0)
-                        .map_or(b"<...>".to_vec(), |n| n.as_bytes().to_vec()),
+                    None => self.options.initial_names.get(&pid.0).map_or(b"<...>".to_vec(), |n| n.as_bytes().to_vec()),
                 };
                 let comm = self.comms.intern(&name);
                 let task = self.tasks.create(pid, comm, time);
@@ -359,38 +291,22 @@ impl Tracker {
     }
 
     /// An event on `cpu` shows `task` running there at `time`.
+    #[inline]
     fn observe_running(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
         let state = &mut self.cpu_state[cpu.index()];
         match state.current {
             Current::Running { task: current, .. } if current == task => state.last_evidence = time,
             Current::NotStarted => self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN),
-            Current::Uncertain {
-                until_switch: true, ..
-            } => {}
-            Current::Uncertain {
-                since,
-                until_switch: false,
-            } => {
+            Current::Uncertain { until_switch: true, .. } => {}
+            Current::Uncertain { since, until_switch: false } => {
                 self.close_uncertain(cpu, since, time);
                 self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN);
             }
-            Current::Running {
-                task: current,
-                since,
-                flags,
-            } => {
+            Current::Running { task: current, since, flags } => {
                 // The CPU changed tasks without a recorded switch.
                 self.anomalies.count(Anomaly::UnrecordedSwitch, time);
                 let last_seen = state.last_evidence.max(since);
-                self.end_segment(
-                    cpu,
-                    current,
-                    since,
-                    last_seen,
-                    flags,
-                    SegmentEnd::Unrecorded,
-                    0,
-                );
+                self.end_segment(cpu, current, since, last_seen, flags, SegmentEnd::Unrecorded, 0);
                 self.runtime[current.index()].state = State::Unknown;
                 self.close_uncertain(cpu, Some(last_seen), time);
                 self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN);
@@ -408,20 +324,14 @@ impl Tracker {
     /// `task` starts running on `cpu` at `time`.
     fn start_running(&mut self, cpu: Cpu, task: TaskId, time: Nanos, flags: u8) {
         let state = &mut self.cpu_state[cpu.index()];
-        state.current = Current::Running {
-            task,
-            since: time,
-            flags,
-        };
+        state.current = Current::Running { task, since: time, flags };
         state.last_evidence = time;
         if task == TaskId::IDLE {
             return;
         }
         let runtime = self.runtime[task.index()];
         match runtime.state {
-            State::Running { cpu: other } if other != cpu => {
-                self.lose_track_elsewhere(other, task, time)
-            }
+            State::Running { cpu: other } if other != cpu => self.lose_track_elsewhere(other, task, time),
             State::Runnable { queue, .. } => {
                 self.end_wait(task, time, WaitEnd::Ran, cpu);
                 if queue != cpu {
@@ -436,22 +346,11 @@ impl Tracker {
             }
             _ => {
                 if let Some(from) = runtime.cpu.filter(|&c| c != cpu) {
-                    self.migrations.push(Migration {
-                        time,
-                        task,
-                        from,
-                        to: cpu,
-                        reason: MigrationReason::Inferred,
-                    });
+                    self.migrations.push(Migration { time, task, from, to: cpu, reason: MigrationReason::Inferred });
                 }
             }
         }
-        if let Some(index) = self.runtime[task.index()].wakeup.take() {
-            let mut wakeup = self.wakeups.get(index as usize);
-            wakeup.ran = Some(time);
-            wakeup.ran_on = Some(cpu);
-            self.wakeups.set(index as usize, wakeup);
-        }
+
         let runtime = &mut self.runtime[task.index()];
         runtime.state = State::Running { cpu };
         runtime.cpu = Some(cpu);
@@ -462,28 +361,13 @@ impl Tracker {
     fn lose_track_elsewhere(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
         let state = &self.cpu_state[cpu.index()];
         let last_evidence = state.last_evidence;
-        if let Current::Running {
-            task: current,
-            since,
-            flags,
-        } = state.current
-        {
+        if let Current::Running { task: current, since, flags } = state.current {
             if current == task {
                 self.anomalies.count(Anomaly::UnrecordedSwitch, time);
                 let last_seen = last_evidence.max(since);
-                self.end_segment(
-                    cpu,
-                    task,
-                    since,
-                    last_seen,
-                    flags,
-                    SegmentEnd::Unrecorded,
-                    0,
-                );
-                self.cpu_state[cpu.index()].current = Current::Uncertain {
-                    since: Some(last_seen),
-                    until_switch: false,
-                };
+                self.end_segment(cpu, task, since, last_seen, flags, SegmentEnd::Unrecorded, 0);
+                self.cpu_state[cpu.index()].current =
+                    Current::Uncertain { since: Some(last_seen), until_switch: false };
             }
         }
     }
@@ -499,14 +383,7 @@ impl Tracker {
         prev_state: u16,
     ) {
         let end = end.max(start);
-        self.timelines[cpu.index()].segments.push(Segment {
-            start,
-            end,
-            task,
-            end_kind,
-            flags,
-            prev_state,
-        });
+        self.timelines[cpu.index()].segments.push(Segment { start, end, task, end_kind, flags, prev_state });
     }
 
     fn switch(&mut self, ctx: EventContext, prev: TaskId, prev_state: i64, next: TaskId) {
@@ -534,9 +411,7 @@ impl Tracker {
     }
 
     fn segment_end_kind(&self, task: TaskId, prev_state: i64) -> SegmentEnd {
-        if task != TaskId::IDLE
-            && (self.runtime[task.index()].exiting || prev_state & EXIT_STATES != 0)
-        {
+        if task != TaskId::IDLE && (self.runtime[task.index()].exiting || prev_state & EXIT_STATES != 0) {
             SegmentEnd::Exited
         } else if is_runnable_state(prev_state) {
             SegmentEnd::Preempted
@@ -551,60 +426,51 @@ impl Tracker {
             return;
         }
         match self.segment_end_kind(task, prev_state) {
-            SegmentEnd::Preempted => self.enqueue(task, cpu, time, WaitCause::Preempted),
+            SegmentEnd::Preempted => {
+                self.enqueue(task, cpu, time, WaitCause::Preempted);
+            }
             _ => self.runtime[task.index()].state = State::Blocked,
         }
     }
 
-    fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) {
+    /// `task` becomes runnable on `cpu`'s runqueue; returns its wait's index.
+    fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) -> u32 {
         let wait = self.waits.len() as u32;
-        self.waits.push(Wait {
-            task,
-            start: time,
-            end: time,
-            cause,
-            end_kind: WaitEnd::TraceEnd,
-            ran_on: cpu,
-        });
-        self.cpu_state[cpu.index()].queued.push(task);
+        self.waits.push(Wait { task, start: time, end: time, cause, end_kind: WaitEnd::TraceEnd, ran_on: cpu });
+        let piece = self.start_queue_piece(cpu, task, wait, time);
         let runtime = &mut self.runtime[task.index()];
-        runtime.state = State::Runnable {
-            wait,
-            queue: cpu,
-            piece_start: time,
-        };
+        runtime.state = State::Runnable { wait, queue: cpu, piece };
         runtime.cpu = Some(cpu);
+        wait
+    }
+
+    /// Pieces are recorded when they start, so each CPU's pieces are in start order.
+    fn start_queue_piece(&mut self, cpu: Cpu, task: TaskId, wait: u32, time: Nanos) -> u32 {
+        self.cpu_state[cpu.index()].queued.push(task);
+        let queue = &mut self.timelines[cpu.index()].queue;
+        queue.push(QueuePiece { start: time, end: time, wait });
+        (queue.len() - 1) as u32
     }
 
     /// Ends `task`'s wait at `time`; `cpu` is where it ran (when `how` is `Ran`).
     fn end_wait(&mut self, task: TaskId, time: Nanos, how: WaitEnd, cpu: Cpu) {
-        let State::Runnable {
-            wait,
-            queue,
-            piece_start,
-        } = self.runtime[task.index()].state
-        else {
-            return;
-        };
-        self.end_queue_piece(queue, task, wait, piece_start, time);
-        let mut row = self.waits.get(wait as usize);
-        row.end = time.max(row.start);
-        row.end_kind = how;
-        row.ran_on = cpu;
-        self.waits.set(wait as usize, row);
+        let State::Runnable { wait, queue, piece } = self.runtime[task.index()].state else { return };
+        self.end_queue_piece(queue, task, piece, time);
+        let slot = wait as usize;
+        self.waits.end[slot] = time.max(self.waits.start[slot]);
+        self.waits.end_kind[slot] = how;
+        self.waits.ran_on[slot] = cpu;
         self.runtime[task.index()].state = State::Blocked;
     }
 
-    fn end_queue_piece(&mut self, queue: Cpu, task: TaskId, wait: u32, start: Nanos, end: Nanos) {
+    fn end_queue_piece(&mut self, queue: Cpu, task: TaskId, piece: u32, end: Nanos) {
         let queued = &mut self.cpu_state[queue.index()].queued;
         if let Some(position) = queued.iter().position(|&t| t == task) {
             queued.swap_remove(position);
         }
-        self.timelines[queue.index()].queue.push(QueuePiece {
-            start,
-            end: end.max(start),
-            wait,
-        });
+        let pieces = &mut self.timelines[queue.index()].queue;
+        let start = pieces.start[piece as usize];
+        pieces.end[piece as usize] = end.max(start);
     }
 
     fn waking(&mut self, ctx: EventContext, waker: TaskId, task: TaskId, target_cpu: Option<Cpu>) {
@@ -622,18 +488,13 @@ impl Tracker {
             kind: WakeupKind::Wakeup,
             wakee: task,
             waking: Some(ctx.ts),
-            enqueued: None,
             waker: Some(waker),
             waker_cpu: Some(ctx.cpu),
             prev_cpu,
-            prev_cpu_idle: prev_cpu.and_then(|c| self.is_idle(c)),
             target_cpu: prev_cpu.unwrap_or(ctx.cpu),
-            target_busy: None,
-            ran: None,
-            ran_on: None,
+            wait: None,
         });
         self.runtime[task.index()].state = State::Waking { wakeup: index };
-        self.runtime[task.index()].wakeup = Some(index);
         if self.options.waking_enqueues {
             self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
         }
@@ -657,48 +518,24 @@ impl Tracker {
                     kind,
                     wakee: task,
                     waking: None,
-                    enqueued: None,
                     waker: None,
                     waker_cpu: None,
                     prev_cpu: runtime.cpu,
-                    prev_cpu_idle: runtime.cpu.and_then(|c| self.is_idle(c)),
                     target_cpu: target,
-                    target_busy: None,
-                    ran: None,
-                    ran_on: None,
+                    wait: None,
                 });
                 index
             }
         };
         if let Some(from) = runtime.cpu.filter(|&c| c != target) {
-            self.migrations.push(Migration {
-                time: ctx.ts,
-                task,
-                from,
-                to: target,
-                reason: MigrationReason::Inferred,
-            });
+            self.migrations.push(Migration { time: ctx.ts, task, from, to: target, reason: MigrationReason::Inferred });
         }
-        let mut row = self.wakeups.get(index as usize);
-        row.kind = kind;
-        row.enqueued = Some(ctx.ts);
-        row.target_cpu = target;
-        row.target_busy = self.is_idle(target).map(|idle| !idle);
-        self.wakeups.set(index as usize, row);
-        let cause = if kind == WakeupKind::NewTask {
-            WaitCause::NewTask
-        } else {
-            WaitCause::Wakeup
-        };
-        self.enqueue(task, target, ctx.ts, cause);
-        self.runtime[task.index()].wakeup = Some(index);
-    }
-
-    fn is_idle(&self, cpu: Cpu) -> Option<bool> {
-        self.cpu_state
-            .get(cpu.index())?
-            .running()
-            .map(|t| t == TaskId::IDLE)
+        let cause = if kind == WakeupKind::NewTask { WaitCause::NewTask } else { WaitCause::Wakeup };
+        let wait = self.enqueue(task, target, ctx.ts, cause);
+        let slot = index as usize;
+        self.wakeups.kind[slot] = kind;
+        self.wakeups.target_cpu[slot] = target;
+        self.wakeups.wait[slot] = Some(wait);
     }
 
     fn migrate(&mut self, ctx: EventContext, mover: TaskId, task: TaskId, orig: Cpu, dest: Cpu) {
@@ -708,13 +545,9 @@ impl Tracker {
         self.ensure_cpu(dest.0);
         let runtime = self.runtime[task.index()];
         if runtime.cpu.is_some_and(|c| c != orig) {
-            self.anomalies
-                .count(Anomaly::MigrateFromUnexpectedCpu, ctx.ts);
+            self.anomalies.count(Anomaly::MigrateFromUnexpectedCpu, ctx.ts);
         }
-        let by_stopper = self
-            .comms
-            .name(self.tasks.get(mover).comm_at(ctx.ts))
-            .starts_with("migration/");
+        let by_stopper = self.comms.name(self.tasks.get(mover).comm_at(ctx.ts)).starts_with("migration/");
         let reason = match runtime.state {
             State::Waking { .. } => MigrationReason::WakeupPlacement,
             State::New => MigrationReason::ForkPlacement,
@@ -722,28 +555,13 @@ impl Tracker {
             State::Runnable { .. } | State::Running { .. } => MigrationReason::LoadBalance,
             State::Blocked | State::Unknown => MigrationReason::Other,
         };
-        if let State::Runnable {
-            wait,
-            queue,
-            piece_start,
-        } = runtime.state
-        {
-            self.end_queue_piece(queue, task, wait, piece_start, ctx.ts);
-            self.cpu_state[dest.index()].queued.push(task);
-            self.runtime[task.index()].state = State::Runnable {
-                wait,
-                queue: dest,
-                piece_start: ctx.ts,
-            };
+        if let State::Runnable { wait, queue, piece } = runtime.state {
+            self.end_queue_piece(queue, task, piece, ctx.ts);
+            let piece = self.start_queue_piece(dest, task, wait, ctx.ts);
+            self.runtime[task.index()].state = State::Runnable { wait, queue: dest, piece };
         }
         self.runtime[task.index()].cpu = Some(dest);
-        self.migrations.push(Migration {
-            time: ctx.ts,
-            task,
-            from: orig,
-            to: dest,
-            reason,
-        });
+        self.migrations.push(Migration { time: ctx.ts, task, from: orig, to: dest, reason });
     }
 
     fn fork(&mut self, ctx: EventContext, parent: TaskId, child_pid: Pid, child_comm: &[u8]) {
@@ -757,12 +575,7 @@ impl Tracker {
         }
         let comm = self.comms.intern(child_comm);
         let child = self.tasks.create(child_pid, comm, ctx.ts);
-        self.runtime.push(TaskRuntime {
-            state: State::New,
-            cpu: Some(ctx.cpu),
-            wakeup: None,
-            exiting: false,
-        });
+        self.runtime.push(TaskRuntime { state: State::New, cpu: Some(ctx.cpu), exiting: false });
         let task = self.tasks.get_mut(child);
         task.parent = (parent != TaskId::IDLE).then_some(parent);
         task.forked = true;
@@ -775,16 +588,16 @@ impl Tracker {
         let base = filename.rsplit(|&b| b == b'/').next().unwrap_or(filename);
         let comm = &base[..base.len().min(COMM_LEN)];
         self.tasks.seen(task, ctx.ts, Some(comm), &mut self.comms);
-        self.tasks
-            .get_mut(task)
-            .execs
-            .push((ctx.ts, String::from_utf8_lossy(filename).into_owned()));
+        self.tasks.get_mut(task).execs.push((ctx.ts, String::from_utf8_lossy(filename).into_owned()));
         self.first_exec.get_or_insert(task);
     }
 
     /// Closes what is still open at each CPU's last event and returns the tables.
     pub fn finish(mut self) -> Output {
-        let trace_end = self.last_event.unwrap_or_default();
+        let trace_end = self.cpu_state.iter().filter_map(|s| s.last_event).max().unwrap_or_default();
+        for (timeline, state) in self.timelines.iter_mut().zip(&self.cpu_state) {
+            (timeline.first_event, timeline.last_event) = (state.first_event, state.last_event);
+        }
         for index in 0..self.cpu_state.len() {
             let cpu = Cpu(index as u32);
             let Some(end) = self.cpu_state[index].last_event else {
@@ -799,25 +612,10 @@ impl Tracker {
             }
         }
         for index in 0..self.runtime.len() {
-            let State::Runnable {
-                wait,
-                queue,
-                piece_start,
-            } = self.runtime[index].state
-            else {
-                continue;
-            };
-            let end = self.cpu_state[queue.index()]
-                .last_event
-                .unwrap_or(trace_end)
-                .max(piece_start);
-            self.end_queue_piece(queue, TaskId(index as u32), wait, piece_start, end);
-            let mut row = self.waits.get(wait as usize);
-            row.end = end.max(row.start);
-            self.waits.set(wait as usize, row);
-        }
-        for timeline in &mut self.timelines {
-            timeline.queue.sort_by_key(|p| (p.start, p.end, p.wait));
+            let State::Runnable { wait, queue, piece } = self.runtime[index].state else { continue };
+            let end = self.cpu_state[queue.index()].last_event.unwrap_or(trace_end);
+            self.end_queue_piece(queue, TaskId(index as u32), piece, end);
+            self.waits.end[wait as usize] = end.max(self.waits.start[wait as usize]);
         }
         Output {
             cpus: self.timelines,
@@ -828,8 +626,6 @@ impl Tracker {
             migrations: self.migrations,
             anomalies: self.anomalies,
             first_exec: self.first_exec,
-            first_event: self.first_event,
-            last_event: self.last_event,
         }
     }
 }

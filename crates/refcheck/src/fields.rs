@@ -59,9 +59,7 @@ pub fn split_fields<'a>(payload: &'a str, names: &[&str]) -> Result<Vec<&'a str>
 }
 
 fn strip_name<'a>(text: &'a str, name: &str) -> Result<&'a str, String> {
-    text.strip_prefix(name)
-        .and_then(|t| t.strip_prefix('='))
-        .ok_or_else(|| format!("expected `{name}=` at {text:?}"))
+    text.strip_prefix(name).and_then(|t| t.strip_prefix('=')).ok_or_else(|| format!("expected `{name}=` at {text:?}"))
 }
 
 /// Checks a raw payload against expected values for all of the event's fields, in the
@@ -73,11 +71,7 @@ pub fn match_fields(payload: &str, fields: &[(String, FieldValue)]) -> Result<()
 
 fn match_from(text: &str, fields: &[(String, FieldValue)]) -> Result<(), String> {
     let Some(((name, want), more)) = fields.split_first() else {
-        return if text.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("unexpected text {text:?} after the last field"))
-        };
+        return if text.is_empty() { Ok(()) } else { Err(format!("unexpected text {text:?} after the last field")) };
     };
     let value = strip_name(text, name)?;
     let Some((next, _)) = more.first() else {
@@ -113,9 +107,7 @@ pub fn match_value(text: &str, want: &FieldValue) -> Result<(), String> {
         FieldValue::Int(v) => {
             let cands = int_candidates(text);
             if cands.is_empty() {
-                return Err(format!(
-                    "expected {v}, found {text:?} (not a number; a symbol?)"
-                ));
+                return Err(format!("expected {v}, found {text:?} (not a number; a symbol?)"));
             }
             cands.iter().any(|&c| int_eq(c, *v))
         }
@@ -130,11 +122,7 @@ pub fn match_value(text: &str, want: &FieldValue) -> Result<(), String> {
             }
         },
     };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("expected {want:?}, found {text:?}"))
-    }
+    if ok { Ok(()) } else { Err(format!("expected {want:?}, found {text:?}")) }
 }
 
 /// `ARRAY[01, ff]` to bytes.
@@ -143,10 +131,7 @@ fn parse_array(text: &str) -> Option<Vec<u8>> {
     if inner.is_empty() {
         return Some(Vec::new());
     }
-    inner
-        .split(", ")
-        .map(|h| u8::from_str_radix(h, 16).ok())
-        .collect()
+    inner.split(", ").map(|h| u8::from_str_radix(h, 16).ok()).collect()
 }
 
 fn array_eq(bytes: &[u8], vals: &[i128]) -> bool {
@@ -183,9 +168,7 @@ fn int_candidates(text: &str) -> Vec<i128> {
             out.push(if neg { -v } else { v });
         }
     }
-    let hex = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"));
+    let hex = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X"));
     for (h, prefixed) in [(hex, true), (Some(digits), false)] {
         let Some(h) = h else { continue };
         if prefixed && neg {
@@ -239,9 +222,7 @@ mod tests {
     use FieldValue::{Any, Array, Int, Str};
 
     fn f(list: &[(&str, FieldValue)]) -> Vec<(String, FieldValue)> {
-        list.iter()
-            .map(|(n, v)| (n.to_string(), v.clone()))
-            .collect()
+        list.iter().map(|(n, v)| (n.to_string(), v.clone())).collect()
     }
 
     // Payloads below are copied from `trace-cmd report -R -t` of the fixtures.
@@ -267,15 +248,7 @@ mod tests {
         assert_eq!(
             split_fields(
                 p,
-                &[
-                    "prev_comm",
-                    "prev_pid",
-                    "prev_prio",
-                    "prev_state",
-                    "next_comm",
-                    "next_pid",
-                    "next_prio"
-                ]
+                &["prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"]
             )
             .unwrap(),
             vec!["trace-cmd", "3916", "120", "256", "migration/1", "21", "0"]
@@ -285,58 +258,26 @@ mod tests {
     #[test]
     fn zero_padded_from_print_format() {
         let p = "comm=migration/1 pid=21 prio=0 target_cpu=001";
-        let fields = f(&[
-            ("comm", Str("migration/1".into())),
-            ("pid", Int(21)),
-            ("prio", Int(0)),
-            ("target_cpu", Int(1)),
-        ]);
+        let fields =
+            f(&[("comm", Str("migration/1".into())), ("pid", Int(21)), ("prio", Int(0)), ("target_cpu", Int(1))]);
         match_fields(p, &fields).unwrap();
     }
 
     #[test]
     fn comm_with_spaces_and_field_like_text() {
         let p = "prev_comm=C1 CompilerThre prev_pid=166659";
-        match_fields(
-            p,
-            &f(&[
-                ("prev_comm", Str("C1 CompilerThre".into())),
-                ("prev_pid", Int(166659)),
-            ]),
-        )
-        .unwrap();
+        match_fields(p, &f(&[("prev_comm", Str("C1 CompilerThre".into())), ("prev_pid", Int(166659))])).unwrap();
         // The value itself contains ` prev_pid=`: the first split fails, the second matches.
         let p = "prev_comm=a prev_pid=1 prev_pid=2";
-        match_fields(
-            p,
-            &f(&[
-                ("prev_comm", Str("a prev_pid=1".into())),
-                ("prev_pid", Int(2)),
-            ]),
-        )
-        .unwrap();
+        match_fields(p, &f(&[("prev_comm", Str("a prev_pid=1".into())), ("prev_pid", Int(2))])).unwrap();
     }
 
     #[test]
     fn print_event_with_newlines() {
         let p = "ip=0xffffffff814aa001 buf=a\n\nb\n";
-        match_fields(
-            p,
-            &f(&[
-                ("ip", Int(0xffffffff814aa001)),
-                ("buf", Str("a\n\nb\n".into())),
-            ]),
-        )
-        .unwrap();
+        match_fields(p, &f(&[("ip", Int(0xffffffff814aa001)), ("buf", Str("a\n\nb\n".into()))])).unwrap();
         // The same address as a signed 64-bit value.
-        match_fields(
-            p,
-            &f(&[
-                ("ip", Int(0xffffffff814aa001u64 as i64 as i128)),
-                ("buf", Any),
-            ]),
-        )
-        .unwrap();
+        match_fields(p, &f(&[("ip", Int(0xffffffff814aa001u64 as i64 as i128)), ("buf", Any)])).unwrap();
         // With full kallsyms `%ps` prints a symbol.
         let p = "ip=tracing_mark_write buf=hi";
         let e = match_fields(p, &f(&[("ip", Int(1)), ("buf", Any)])).unwrap_err();
@@ -358,21 +299,10 @@ mod tests {
         )
         .unwrap();
         let p = "comm=trace-cmd pid=6661 runtime=366448";
-        match_fields(
-            p,
-            &f(&[
-                ("comm", Str("trace-cmd".into())),
-                ("pid", Int(6661)),
-                ("runtime", Int(366448)),
-            ]),
-        )
-        .unwrap();
+        match_fields(p, &f(&[("comm", Str("trace-cmd".into())), ("pid", Int(6661)), ("runtime", Int(366448))]))
+            .unwrap();
         // An empty string.
-        match_fields(
-            "comm= pid=0",
-            &f(&[("comm", Str(String::new())), ("pid", Int(0))]),
-        )
-        .unwrap();
+        match_fields("comm= pid=0", &f(&[("comm", Str(String::new())), ("pid", Int(0))])).unwrap();
     }
 
     #[test]
@@ -399,13 +329,7 @@ mod tests {
         assert!(match_value("ARRAY[01, 02, ff]", &Array(vec![1, 2, -1])).is_ok());
         assert!(match_value("ARRAY[01, 02, ff]", &Array(vec![1, 2])).is_err());
         // Two u32 elements, little endian.
-        assert!(
-            match_value(
-                "ARRAY[01, 00, 00, 00, 00, 01, 00, 00]",
-                &Array(vec![1, 256])
-            )
-            .is_ok()
-        );
+        assert!(match_value("ARRAY[01, 00, 00, 00, 00, 01, 00, 00]", &Array(vec![1, 256])).is_ok());
         assert!(match_value("ARRAY[]", &Array(vec![])).is_ok());
         // A char array printed as text.
         assert!(match_value("ab", &Array(vec![97, 98, 0, 0])).is_ok());

@@ -126,9 +126,7 @@ pub fn parse_report(text: &str) -> Result<Report, ParseError> {
     };
     match lines.next() {
         Some((i, line)) => {
-            let n = line
-                .strip_prefix("cpus=")
-                .ok_or_else(|| err(i, line, "expected `cpus=N`"))?;
+            let n = line.strip_prefix("cpus=").ok_or_else(|| err(i, line, "expected `cpus=N`"))?;
             report.cpus = n.parse().map_err(|_| err(i, line, "bad cpu count"))?;
         }
         None => return Err(err(0, "", "empty report")),
@@ -154,13 +152,7 @@ pub fn parse_report(text: &str) -> Result<Report, ParseError> {
 /// trace-cmd prints a loss notice and the event after it as one piece of text with one
 /// buffer column, so an instance's event right after its loss notice has a blank column.
 fn inherit_buffer_after_loss(previous: Option<&Line>, item: &mut Line) {
-    if let (
-        Some(Line::Lost {
-            buffer: Some(name), ..
-        }),
-        Line::Event(e),
-    ) = (previous, item)
-    {
+    if let (Some(Line::Lost { buffer: Some(name), .. }), Line::Event(e)) = (previous, item) {
         if e.buffer.is_none() {
             e.buffer = Some(name.clone());
         }
@@ -203,11 +195,7 @@ fn parse_lost(line: &str) -> Option<Line> {
         Some(c) if all_digits(c) => Some(c.parse().ok()?),
         _ => return None,
     };
-    Some(Line::Lost {
-        buffer,
-        cpu: cpu.parse().ok()?,
-        count,
-    })
+    Some(Line::Lost { buffer, cpu: cpu.parse().ok()?, count })
 }
 
 /// Width of the comm column (`%16s`).
@@ -308,10 +296,8 @@ mod tests {
 
     #[test]
     fn plain_event_line() {
-        let e = ev(
-            "              sh-3916  [001]  5434.562190762: sched_waking:          \
-             comm=migration/1 pid=21 prio=0 target_cpu=001",
-        );
+        let e = ev("              sh-3916  [001]  5434.562190762: sched_waking:          \
+             comm=migration/1 pid=21 prio=0 target_cpu=001");
         assert_eq!(e.buffer, None);
         assert_eq!(e.comm, "sh");
         assert_eq!(e.pid, 3916);
@@ -323,24 +309,15 @@ mod tests {
 
     #[test]
     fn comm_with_spaces_dashes_colons_and_long_pid() {
-        let e = ev(
-            " C1 CompilerThre-166659 [026]  5434.000000001: sched_switch:          \
-             prev_comm=C1 CompilerThre prev_pid=166659",
-        );
-        assert_eq!(
-            (e.comm.as_str(), e.pid, e.cpu),
-            ("C1 CompilerThre", 166659, 26)
-        );
+        let e = ev(" C1 CompilerThre-166659 [026]  5434.000000001: sched_switch:          \
+             prev_comm=C1 CompilerThre prev_pid=166659");
+        assert_eq!((e.comm.as_str(), e.pid, e.cpu), ("C1 CompilerThre", 166659, 26));
         assert_eq!(e.ts_ns, 5_434_000_000_001);
-        let e = ev(
-            " memfd:sealed-91-3001  [001]  5802.781508184: sched_switch:          \
-             prev_comm=memfd:sealed-91 prev_pid=3001",
-        );
+        let e = ev(" memfd:sealed-91-3001  [001]  5802.781508184: sched_switch:          \
+             prev_comm=memfd:sealed-91 prev_pid=3001");
         assert_eq!((e.comm.as_str(), e.pid), ("memfd:sealed-91", 3001));
-        let e = ev(
-            "          <idle>-0     [001]  5700.718055517: sched_wakeup:          \
-             comm=barrier pid=9301 prio=120 target_cpu=001",
-        );
+        let e = ev("          <idle>-0     [001]  5700.718055517: sched_wakeup:          \
+             comm=barrier pid=9301 prio=120 target_cpu=001");
         assert_eq!((e.comm.as_str(), e.pid), ("<idle>", 0));
         let e = ev(" kworker/u8:2-ev-77    [000]  1.000000000: sched_waking:          x=1");
         assert_eq!((e.comm.as_str(), e.pid), ("kworker/u8:2-ev", 77));
@@ -349,17 +326,13 @@ mod tests {
     #[test]
     fn integer_timestamps() {
         // x86-tsc: wider than 12 columns, no blank after `]`.
-        let e = ev(
-            "              sh-7014  [001]13698395047988: sched_prepare_exec:    \
-             interp=/usr/bin/sh filename=/usr/bin/sh pid=7014 comm=trace-cmd",
-        );
+        let e = ev("              sh-7014  [001]13698395047988: sched_prepare_exec:    \
+             interp=/usr/bin/sh filename=/usr/bin/sh pid=7014 comm=trace-cmd");
         assert_eq!(e.ts_ns, 13_698_395_047_988);
         assert_eq!(e.event, "sched_prepare_exec");
         // counter
-        let e = ev(
-            "              sh-7108  [001]           2: sched_process_exec:    \
-             filename=/usr/bin/sh pid=7108 old_pid=7108",
-        );
+        let e = ev("              sh-7108  [001]           2: sched_process_exec:    \
+             filename=/usr/bin/sh pid=7108 old_pid=7108");
         assert_eq!(e.ts_ns, 2);
     }
 
@@ -380,17 +353,13 @@ mod tests {
 
     #[test]
     fn instance_lines() {
-        let e = ev(
-            "inst:        trace-cmd-6661  [000]  5553.271889053: sched_switch:          \
-             prev_comm=trace-cmd prev_pid=6661",
-        );
+        let e = ev("inst:        trace-cmd-6661  [000]  5553.271889053: sched_switch:          \
+             prev_comm=trace-cmd prev_pid=6661");
         assert_eq!(e.buffer.as_deref(), Some("inst"));
         assert_eq!((e.comm.as_str(), e.pid), ("trace-cmd", 6661));
         // Top buffer lines of a file with instances are indented by the column's width.
-        let e = ev(
-            "                    sh-6663  [001]  5553.271689969: sched_prepare_exec:    \
-             interp=/usr/bin/sh",
-        );
+        let e = ev("                    sh-6663  [001]  5553.271689969: sched_prepare_exec:    \
+             interp=/usr/bin/sh");
         assert_eq!(e.buffer, None);
         assert_eq!(e.comm, "sh");
         // Names are right-aligned when instances' names differ in length.
@@ -402,35 +371,13 @@ mod tests {
     fn lost_lines() {
         assert_eq!(
             parse_line("CPU:1 [1227 EVENTS DROPPED]"),
-            Some(Line::Lost {
-                buffer: None,
-                cpu: 1,
-                count: Some(1227)
-            })
+            Some(Line::Lost { buffer: None, cpu: 1, count: Some(1227) })
         );
-        assert_eq!(
-            parse_line("CPU:0 [EVENTS DROPPED]"),
-            Some(Line::Lost {
-                buffer: None,
-                cpu: 0,
-                count: None
-            })
-        );
-        assert_eq!(
-            parse_line("      CPU:0 [EVENTS DROPPED]"),
-            Some(Line::Lost {
-                buffer: None,
-                cpu: 0,
-                count: None
-            })
-        );
+        assert_eq!(parse_line("CPU:0 [EVENTS DROPPED]"), Some(Line::Lost { buffer: None, cpu: 0, count: None }));
+        assert_eq!(parse_line("      CPU:0 [EVENTS DROPPED]"), Some(Line::Lost { buffer: None, cpu: 0, count: None }));
         assert_eq!(
             parse_line("inst: CPU:0 [2634 EVENTS DROPPED]"),
-            Some(Line::Lost {
-                buffer: Some("inst".into()),
-                cpu: 0,
-                count: Some(2634)
-            })
+            Some(Line::Lost { buffer: Some("inst".into()), cpu: 0, count: Some(2634) })
         );
         assert_eq!(parse_line("CPU:0 [x EVENTS DROPPED]"), None);
         assert_eq!(parse_line("CPU:0 [1 EVENTS DROPPED] and more"), None);
@@ -476,10 +423,7 @@ mod tests {
         assert_eq!(ev.len(), 4);
         assert_eq!(ev[0].payload, "ip=0xffffffff814aa001 buf=two\nlines");
         assert_eq!(ev[1].payload, "ip=0xffffffff814aa001 buf=a\n\nb\n");
-        assert_eq!(
-            ev[2].payload,
-            "ip=0xffffffff814aa001 buf=z\nx-1 [000] 1.5: fake: y"
-        );
+        assert_eq!(ev[2].payload, "ip=0xffffffff814aa001 buf=z\nx-1 [000] 1.5: fake: y");
         assert_eq!(ev[3].event, "sched_process_exit");
         assert_eq!(r.lost().collect::<Vec<_>>(), vec![(None, 1, None)]);
         assert!(r.has_lost_events());

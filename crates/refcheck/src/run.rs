@@ -19,12 +19,7 @@ pub enum Error {
     /// The trace-cmd program could not be found.
     TraceCmdMissing { program: String },
     /// trace-cmd ran but failed.
-    TraceCmdFailed {
-        program: String,
-        path: String,
-        status: ExitStatus,
-        stderr: String,
-    },
+    TraceCmdFailed { program: String, path: String, status: ExitStatus, stderr: String },
     /// Running trace-cmd failed for another reason.
     Io { program: String, error: io::Error },
     /// trace-cmd's output could not be parsed.
@@ -40,17 +35,8 @@ impl fmt::Display for Error {
                  (install it, e.g. `apt-get install trace-cmd`; CI installs it; \
                  set {TRACE_CMD_ENV} to use another binary)"
             ),
-            Error::TraceCmdFailed {
-                program,
-                path,
-                status,
-                stderr,
-            } => {
-                write!(
-                    f,
-                    "`{program} report -R -t {path}` failed ({status}): {}",
-                    stderr.trim()
-                )
+            Error::TraceCmdFailed { program, path, status, stderr } => {
+                write!(f, "`{program} report -R -t {path}` failed ({status}): {}", stderr.trim())
             }
             Error::Io { program, error } => write!(f, "cannot run `{program}`: {error}"),
             Error::Parse { path, error } => write!(f, "{path}: {error}"),
@@ -74,10 +60,7 @@ pub fn trace_cmd_program() -> String {
 pub fn run_report(path: impl AsRef<Path>) -> Result<String, Error> {
     let program = trace_cmd_program();
     let path = path.as_ref();
-    let output = Command::new(&program)
-        .args(["report", "-R", "-t"])
-        .arg(path)
-        .output();
+    let output = Command::new(&program).args(["report", "-R", "-t"]).arg(path).output();
     let output = match output {
         Ok(o) => o,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -100,10 +83,7 @@ pub fn run_report(path: impl AsRef<Path>) -> Result<String, Error> {
 pub fn report(path: impl AsRef<Path>) -> Result<Report, Error> {
     let path = path.as_ref();
     let text = run_report(path)?;
-    parse_report(&text).map_err(|error| Error::Parse {
-        path: path.display().to_string(),
-        error,
-    })
+    parse_report(&text).map_err(|error| Error::Parse { path: path.display().to_string(), error })
 }
 
 #[cfg(test)]
@@ -112,9 +92,7 @@ mod tests {
 
     #[test]
     fn missing_program_message_says_how_to_install() {
-        let e = Error::TraceCmdMissing {
-            program: "trace-cmd".into(),
-        };
+        let e = Error::TraceCmdMissing { program: "trace-cmd".into() };
         let text = e.to_string();
         assert!(text.contains("apt-get install trace-cmd"), "{text}");
     }

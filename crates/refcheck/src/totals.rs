@@ -60,9 +60,7 @@ struct Cpu {
 /// nobody). The stretch still open at the CPU's last event ends there.
 ///
 /// Pid 0 (the idle tasks of all CPUs) is included. Every pid named by a switch has an entry.
-pub fn task_totals<'a>(
-    events: impl IntoIterator<Item = &'a RefEvent>,
-) -> BTreeMap<i32, TaskTotals> {
+pub fn task_totals<'a>(events: impl IntoIterator<Item = &'a RefEvent>) -> BTreeMap<i32, TaskTotals> {
     let mut totals: BTreeMap<i32, TaskTotals> = BTreeMap::new();
     let mut cpus: BTreeMap<u32, Cpu> = BTreeMap::new();
     let mut credit = |pid: i32, from: u64, to: u64| {
@@ -74,11 +72,7 @@ pub fn task_totals<'a>(
             continue;
         }
         let cpu = match cpus.entry(e.cpu) {
-            Entry::Vacant(v) => v.insert(Cpu {
-                running: e.pid,
-                since: e.ts_ns,
-                last_seen: e.ts_ns,
-            }),
+            Entry::Vacant(v) => v.insert(Cpu { running: e.pid, since: e.ts_ns, last_seen: e.ts_ns }),
             Entry::Occupied(o) => o.into_mut(),
         };
         if e.pid != cpu.running {
@@ -117,12 +111,7 @@ pub fn switch_chain_breaks<'a>(events: impl IntoIterator<Item = &'a RefEvent>) -
         };
         if let Some(&expected_prev) = last_next.get(&e.cpu) {
             if expected_prev != prev {
-                out.push(ChainBreak {
-                    cpu: e.cpu,
-                    ts_ns: e.ts_ns,
-                    expected_prev,
-                    prev_pid: prev,
-                });
+                out.push(ChainBreak { cpu: e.cpu, ts_ns: e.ts_ns, expected_prev, prev_pid: prev });
             }
         }
         last_next.insert(e.cpu, next);
@@ -134,9 +123,7 @@ impl Report {
     /// [`task_totals`] of the report's events; an error if the top buffer lost events.
     pub fn task_totals(&self) -> Result<BTreeMap<i32, TaskTotals>, String> {
         if let Some((_, cpu, _)) = self.lost().find(|(b, _, _)| b.is_none()) {
-            return Err(format!(
-                "the trace lost events (CPU {cpu}): task totals would be wrong"
-            ));
+            return Err(format!("the trace lost events (CPU {cpu}): task totals would be wrong"));
         }
         Ok(task_totals(self.events()))
     }
@@ -162,43 +149,14 @@ inst:               sh-10    [000]     1.000000900: sched_switch:          prev_
     fn stretches() {
         let r = parse_report(TEXT).unwrap();
         assert_eq!((r.events().count(), r.continuation_lines), (8, 0));
-        assert_eq!(
-            r.events()
-                .filter(|e| e.buffer.as_deref() == Some("inst"))
-                .count(),
-            1
-        );
+        assert_eq!(r.events().filter(|e| e.buffer.as_deref() == Some("inst")).count(), 1);
         let t = r.task_totals().unwrap();
         // CPU 0: sh from the first event (100) to 200 and 500..900; a 200..500 and 900..1000.
-        assert_eq!(
-            t[&10],
-            TaskTotals {
-                switches: 1,
-                runtime_ns: 100 + 400
-            }
-        );
-        assert_eq!(
-            t[&11],
-            TaskTotals {
-                switches: 2,
-                runtime_ns: 300 + 100
-            }
-        );
+        assert_eq!(t[&10], TaskTotals { switches: 1, runtime_ns: 100 + 400 });
+        assert_eq!(t[&11], TaskTotals { switches: 2, runtime_ns: 300 + 100 });
         // CPU 1: idle from its first event (the switch itself), b 250..600.
-        assert_eq!(
-            t[&0],
-            TaskTotals {
-                switches: 0,
-                runtime_ns: 0
-            }
-        );
-        assert_eq!(
-            t[&12],
-            TaskTotals {
-                switches: 1,
-                runtime_ns: 350
-            }
-        );
+        assert_eq!(t[&0], TaskTotals { switches: 0, runtime_ns: 0 });
+        assert_eq!(t[&12], TaskTotals { switches: 1, runtime_ns: 350 });
         assert!(!t.contains_key(&13));
         assert!(switch_chain_breaks(r.events()).is_empty());
     }
@@ -219,12 +177,7 @@ inst:               sh-10    [000]     1.000000900: sched_switch:          prev_
         assert_eq!(t[&0].switches, 2);
         assert_eq!(
             switch_chain_breaks(r.events()),
-            vec![ChainBreak {
-                cpu: 0,
-                ts_ns: 1_000_000_500,
-                expected_prev: 0,
-                prev_pid: 11
-            }]
+            vec![ChainBreak { cpu: 0, ts_ns: 1_000_000_500, expected_prev: 0, prev_pid: 11 }]
         );
     }
 

@@ -5,10 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use refcheck::{
-    Line, RefEvent, Report, parse_report, payload_token, run_report, split_fields,
-    switch_chain_breaks,
-};
+use refcheck::{Line, RefEvent, Report, parse_report, payload_token, run_report, split_fields, switch_chain_breaks};
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
@@ -18,18 +15,12 @@ fn fixtures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "dat"))
         .collect();
     files.sort();
-    assert!(
-        files.len() >= 10,
-        "expected the fixture corpus in {}",
-        dir.display()
-    );
+    assert!(files.len() >= 10, "expected the fixture corpus in {}", dir.display());
     files
 }
 
 fn fixture(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
     assert!(p.exists(), "missing fixture {}", p.display());
     p
 }
@@ -69,9 +60,7 @@ fn looks_like_event(line: &str) -> bool {
         && !cpu.is_empty()
         && cpu.bytes().all(|b| b.is_ascii_digit())
         && ts.trim().bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        && rest
-            .split_once(':')
-            .is_some_and(|(n, _)| !n.is_empty() && !n.contains(' '))
+        && rest.split_once(':').is_some_and(|(n, _)| !n.is_empty() && !n.contains(' '))
 }
 
 #[test]
@@ -84,20 +73,10 @@ fn every_line_of_every_fixture_is_consumed() {
         let lost = r.lost().count();
         assert!(events > 0, "{name}: no events");
         assert_eq!(r.cpus, 2, "{name}");
-        assert_eq!(
-            1 + events + lost + r.continuation_lines,
-            total,
-            "{name}: lines not accounted for"
-        );
+        assert_eq!(1 + events + lost + r.continuation_lines, total, "{name}: lines not accounted for");
         let looking = text.lines().filter(|l| looks_like_event(l)).count();
-        assert_eq!(
-            events, looking,
-            "{name}: events vs lines that look like events"
-        );
-        let dropped = text
-            .lines()
-            .filter(|l| l.contains("EVENTS DROPPED]"))
-            .count();
+        assert_eq!(events, looking, "{name}: events vs lines that look like events");
+        let dropped = text.lines().filter(|l| l.contains("EVENTS DROPPED]")).count();
         assert_eq!(lost, dropped, "{name}: lost-event lines");
         for e in r.events() {
             assert!(e.cpu < r.cpus, "{name}: {e:?}");
@@ -111,31 +90,19 @@ fn every_line_of_every_fixture_is_consumed() {
             *l = e.ts_ns;
         }
         // Only markers-v7zstd.dat has multi-line payloads.
-        assert_eq!(
-            r.continuation_lines > 0,
-            name.starts_with("markers"),
-            "{name}"
-        );
+        assert_eq!(r.continuation_lines > 0, name.starts_with("markers"), "{name}");
     }
 }
 
-const SWITCH_FIELDS: [&str; 7] = [
-    "prev_comm",
-    "prev_pid",
-    "prev_prio",
-    "prev_state",
-    "next_comm",
-    "next_pid",
-    "next_prio",
-];
+const SWITCH_FIELDS: [&str; 7] =
+    ["prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"];
 
 #[test]
 fn sched_switch_payloads_split_and_pid_is_prev_pid() {
     for path in fixtures() {
         let (_, r) = report(&path);
         for e in r.events().filter(|e| e.event == "sched_switch") {
-            let v = split_fields(&e.payload, &SWITCH_FIELDS)
-                .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+            let v = split_fields(&e.payload, &SWITCH_FIELDS).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
             // common_pid of sched_switch is the task switched out.
             assert_eq!(v[1], e.pid.to_string(), "{}: {e:?}", path.display());
         }
@@ -143,10 +110,7 @@ fn sched_switch_payloads_split_and_pid_is_prev_pid() {
 }
 
 fn by_buffer(r: &Report, buffer: Option<&str>) -> Vec<RefEvent> {
-    r.events()
-        .filter(|e| e.buffer.as_deref() == buffer)
-        .cloned()
-        .collect()
+    r.events().filter(|e| e.buffer.as_deref() == buffer).cloned().collect()
 }
 
 #[test]
@@ -176,22 +140,11 @@ fn instance_fixture() {
     let top = by_buffer(&r, None);
     let inst = by_buffer(&r, Some("inst"));
     assert!(!top.is_empty() && !inst.is_empty());
-    assert_eq!(
-        top.len() + inst.len(),
-        r.events().count(),
-        "only two buffers"
-    );
+    assert_eq!(top.len() + inst.len(), r.events().count(), "only two buffers");
     // The instance was recorded with sched_switch and sched_wakeup only.
-    assert!(
-        inst.iter()
-            .all(|e| e.event == "sched_switch" || e.event == "sched_wakeup")
-    );
+    assert!(inst.iter().all(|e| e.event == "sched_switch" || e.event == "sched_wakeup"));
     assert!(top.iter().any(|e| e.event == "sched_stat_runtime"));
-    assert!(
-        text.lines()
-            .skip(1)
-            .all(|l| l.starts_with("inst: ") || l.starts_with("      "))
-    );
+    assert!(text.lines().skip(1).all(|l| l.starts_with("inst: ") || l.starts_with("      ")));
     // Both buffers saw the same switches: the instance's switches are a subset of the top
     // buffer's. (Compared by cpu and pids: the two probes read prev_state separately, and an
     // exiting task can change between them, e.g. 32 in the top buffer, 16 in the instance.)
@@ -202,15 +155,10 @@ fn instance_fixture() {
             payload_token(&e.payload, "next_pid").map(str::to_owned),
         )
     };
-    let top_switches: std::collections::BTreeSet<_> = top
-        .iter()
-        .filter(|e| e.event == "sched_switch")
-        .map(key)
-        .collect();
-    let missing: Vec<_> = inst
-        .iter()
-        .filter(|e| e.event == "sched_switch" && !top_switches.contains(&key(e)))
-        .collect();
+    let top_switches: std::collections::BTreeSet<_> =
+        top.iter().filter(|e| e.event == "sched_switch").map(key).collect();
+    let missing: Vec<_> =
+        inst.iter().filter(|e| e.event == "sched_switch" && !top_switches.contains(&key(e))).collect();
     assert!(missing.is_empty(), "{missing:?}");
 }
 
@@ -221,15 +169,9 @@ fn clock_fixtures() {
     assert!(!text.lines().nth(1).unwrap().contains(". "));
     let first = r.events().next().unwrap().ts_ns;
     let last = r.events().last().unwrap().ts_ns;
-    assert!(
-        last - first < 10 * r.events().count() as u64,
-        "counter ticks per event"
-    );
+    assert!(last - first < 10 * r.events().count() as u64, "counter ticks per event");
     let (text, r) = report(&fixture("hackbench-x86tsc-v7zstd.dat"));
-    assert!(
-        text.lines().nth(1).unwrap().contains("]1"),
-        "no blank before a wide timestamp"
-    );
+    assert!(text.lines().nth(1).unwrap().contains("]1"), "no blank before a wide timestamp");
     assert!(r.events().count() > 100);
     let (_, r) = report(&fixture("hackbench-mono-v7zstd.dat"));
     let e = r.events().next().unwrap();
@@ -239,21 +181,9 @@ fn clock_fixtures() {
 #[test]
 fn marker_payloads() {
     let (_, r) = report(&fixture("markers-v7zstd.dat"));
-    let bufs: Vec<&str> = r
-        .events()
-        .filter(|e| e.event == "print")
-        .map(|e| e.payload.split_once(" buf=").unwrap().1)
-        .collect();
-    assert_eq!(
-        bufs,
-        vec![
-            "hello",
-            "two\nlines",
-            "no newline",
-            "a\n\nb\n",
-            "z\nx-1 [000] 1.5: fake: y"
-        ]
-    );
+    let bufs: Vec<&str> =
+        r.events().filter(|e| e.event == "print").map(|e| e.payload.split_once(" buf=").unwrap().1).collect();
+    assert_eq!(bufs, vec!["hello", "two\nlines", "no newline", "a\n\nb\n", "z\nx-1 [000] 1.5: fake: y"]);
 }
 
 #[test]
@@ -304,10 +234,7 @@ fn pinned_scenario_totals() {
     for pid in spinners {
         let t = totals[&pid];
         assert!(t.switches > 10, "{pid}: {t:?}");
-        assert!(
-            (100_000_000..250_000_000).contains(&t.runtime_ns),
-            "{pid}: {t:?}"
-        );
+        assert!((100_000_000..250_000_000).contains(&t.runtime_ns), "{pid}: {t:?}");
     }
 }
 
@@ -325,9 +252,6 @@ fn recorded_fixtures_have_switch_chain_gaps() {
             .count();
         assert_eq!(from_idle_on_cpu1, 0, "{name}");
         let breaks = switch_chain_breaks(r.events());
-        assert!(
-            breaks.iter().any(|b| b.cpu == 1 && b.expected_prev == 0),
-            "{name}"
-        );
+        assert!(breaks.iter().any(|b| b.cpu == 1 && b.expected_prev == 0), "{name}");
     }
 }

@@ -31,21 +31,13 @@ pub struct WindowArgs {
 
 impl WindowArgs {
     pub fn filter(&self) -> TaskFilter {
-        TaskFilter {
-            forked_only: self.forked,
-        }
+        TaskFilter { forked_only: self.forked }
     }
 
     /// The window and the origin times are shown relative to.
     pub fn resolve(&self, model: &Model, input: &Path) -> Result<(Window, Nanos)> {
-        let request = WindowRequest {
-            min_s: self.min,
-            max_s: self.max,
-            after_sleep: self.after_sleep,
-        };
-        request
-            .resolve(model)
-            .with_context(|| input.display().to_string())
+        let request = WindowRequest { min_s: self.min, max_s: self.max, after_sleep: self.after_sleep };
+        request.resolve(model).with_context(|| input.display().to_string())
     }
 }
 
@@ -63,34 +55,22 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
     drop(progress);
     let name = path.display();
     if report.unknown_events > 0 {
-        eprintln!(
-            "schedlens: warning: {name}: {} events have no format and were skipped",
-            report.unknown_events
-        );
+        eprintln!("schedlens: warning: {name}: {} events have no format and were skipped", report.unknown_events);
     }
     for event in &report.unusable_events {
-        eprintln!(
-            "schedlens: warning: {name}: {event} lacks fields the model needs; its events were skipped"
-        );
+        eprintln!("schedlens: warning: {name}: {event} lacks fields the model needs; its events were skipped");
     }
     let lost: u64 = model.cpus.iter().map(|c| c.lost_events).sum();
     let lost_unknown: u64 = model.cpus.iter().map(|c| c.lost_unknown).sum();
     if lost > 0 || lost_unknown > 0 {
         eprintln!(
             "schedlens: warning: {name}: the kernel lost {lost} events{}; the CPUs' state after each loss is uncertain until their next sched_switch",
-            if lost_unknown > 0 {
-                format!(" (plus {lost_unknown} losses of unknown size)")
-            } else {
-                String::new()
-            }
+            if lost_unknown > 0 { format!(" (plus {lost_unknown} losses of unknown size)") } else { String::new() }
         );
     }
     for (anomaly, count, first) in model.anomalies.iter() {
         if anomaly.severity() == model::Severity::Warning {
-            eprintln!(
-                "schedlens: warning: {name}: {count} x {} (first at {first})",
-                anomaly.description()
-            );
+            eprintln!("schedlens: warning: {name}: {count} x {} (first at {first})", anomaly.description());
         }
     }
     let outcome = crate::report_damage(&report.damage);

@@ -36,10 +36,7 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
         let bad = || format!("bad CPU list item {part:?} (expected N or N-M)");
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (u32, u32) = (
-                    a.trim().parse().map_err(|_| bad())?,
-                    b.trim().parse().map_err(|_| bad())?,
-                );
+                let (a, b): (u32, u32) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
                 if a > b || b - a > 1 << 16 {
                     return Err(bad());
                 }
@@ -57,19 +54,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(names) => Some(event_ids(&trace, names)?),
         None => None,
     };
-    let selection = Selection {
-        cpus: args.cpu.clone(),
-        ..Selection::all()
-    };
+    let selection = Selection { cpus: args.cpu.clone(), ..Selection::all() };
     let progress = Progress::bytes(trace.data_size(&selection), "dumping");
-    let stdout = std::io::stdout().lock();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    let mut stdout = std::io::stdout().lock();
     let mut stream = trace.events_of(&selection);
-    let mut printer = Printer {
-        trace: &trace,
-        json: args.json,
-        line: Vec::with_capacity(512),
-    };
+    let mut printer = Printer::new(&trace, args.json);
     let mut window: Option<(Nanos, Nanos)> = None;
     let mut count = 0u64;
     loop {
@@ -81,8 +70,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         match item {
             Item::Lost(lost) => printer.lost(&lost),
             Item::Event(event) => {
-                let (start, end) =
-                    *window.get_or_insert_with(|| time_window(event.ts, args.min, args.max));
+                let (start, end) = *window.get_or_insert_with(|| time_window(event.ts, args.min, args.max));
                 if event.ts < start {
                     continue;
                 }
@@ -95,10 +83,12 @@ pub fn run(args: Args) -> Result<Outcome> {
                 printer.event(&event);
             }
         }
-        out.write_all(&printer.line).context("writing the dump")?;
-        printer.line.clear();
+        if printer.out.len() >= 1 << 16 {
+            stdout.write_all(&printer.out).context("writing the dump")?;
+            printer.out.clear();
+        }
     }
-    out.flush().context("writing the dump")?;
+    stdout.write_all(&printer.out).and_then(|()| stdout.flush()).context("writing the dump")?;
     drop(progress);
     if stream.unknown_events() > 0 {
         eprintln!(
@@ -125,43 +115,59 @@ fn event_ids(trace: &Trace, names: &[String]) -> Result<Vec<u32>> {
         .collect()
 }
 
-/// Formats items into `line`.
+/// Formats items into `out`.
 struct Printer<'t> {
     trace: &'t Trace,
     json: bool,
-    line: Vec<u8>,
+    out: Vec<u8>,
+    numbers: itoa::Buffer,
 }
 
-impl Printer<'_> {
-    fn buffer_name(&self, buffer: u16) -> &str {
-        self.trace
-            .buffers()
-            .get(buffer as usize)
-            .map_or("", |b| b.name.as_str())
+impl<'t> Printer<'t> {
+    fn new(trace: &'t Trace, json: bool) -> Self {
+        Printer { trace, json, out: Vec::with_capacity(1 << 17), numbers: itoa::Buffer::new() }
+    }
+
+    fn buffer_name(&self, buffer: u16) -> &'t str {
+        self.trace.buffers().get(buffer as usize).map_or("", |b| b.name.as_str())
+    }
+
+    fn number(&mut self, n: impl itoa::Integer) {
+        self.out.extend_from_slice(self.numbers.format(n).as_bytes());
+    }
+
+    /// `"buffer":"NAME",` for events of a named instance.
+    fn json_buffer(&mut self, buffer: u16) {
+        let name = self.buffer_name(buffer);
+        if !name.is_empty() {
+            self.out.extend_from_slice(b"\"buffer\":");
+            json_string(&mut self.out, name.as_bytes());
+            self.out.push(b',');
+        }
     }
 
     fn lost(&mut self, lost: &Lost) {
-        let buffer = self.buffer_name(lost.buffer).to_string();
-        let line = &mut self.line;
         if self.json {
-            line.push(b'{');
-            if !buffer.is_empty() {
-                line.extend_from_slice(b"\"buffer\":");
-                json_string(line, buffer.as_bytes());
-                line.push(b',');
-            }
-            let count = lost.count.map_or("null".to_string(), |c| c.to_string());
-            let _ = writeln!(line, "\"cpu\":{},\"lost\":{count}}}", lost.cpu);
-        } else {
-            if !buffer.is_empty() {
-                let _ = write!(line, "{buffer}: ");
-            }
+            self.out.push(b'{');
+            self.json_buffer(lost.buffer);
+            self.out.extend_from_slice(b"\"cpu\":");
+            self.number(lost.cpu.0);
+            self.out.extend_from_slice(b",\"lost\":");
             match lost.count {
-                Some(n) => writeln!(line, "CPU:{} [{n} EVENTS DROPPED]", lost.cpu),
-                None => writeln!(line, "CPU:{} [EVENTS DROPPED]", lost.cpu),
+                Some(n) => self.number(n),
+                None => self.out.extend_from_slice(b"null"),
             }
-            .expect("writing to a Vec");
+            self.out.extend_from_slice(b"}\n");
+            return;
         }
+        let buffer = self.buffer_name(lost.buffer);
+        if !buffer.is_empty() {
+            let _ = write!(self.out, "{buffer}: ");
+        }
+        let _ = match lost.count {
+            Some(n) => writeln!(self.out, "CPU:{} [{n} EVENTS DROPPED]", lost.cpu),
+            None => writeln!(self.out, "CPU:{} [EVENTS DROPPED]", lost.cpu),
+        };
     }
 
     fn event(&mut self, event: &Event<'_>) {
@@ -173,35 +179,61 @@ impl Printer<'_> {
     }
 
     fn json_event(&mut self, event: &Event<'_>) {
-        let buffer = self.buffer_name(event.buffer).to_string();
-        let line = &mut self.line;
-        line.extend_from_slice(b"{");
-        if !buffer.is_empty() {
-            line.extend_from_slice(b"\"buffer\":");
-            json_string(line, buffer.as_bytes());
-            line.push(b',');
-        }
-        let _ = write!(
-            line,
-            "\"cpu\":{},\"ts\":{},\"event\":",
-            event.cpu, event.ts.0
-        );
+        self.out.push(b'{');
+        self.json_buffer(event.buffer);
+        self.out.extend_from_slice(b"\"cpu\":");
+        self.number(event.cpu.0);
+        self.out.extend_from_slice(b",\"ts\":");
+        self.number(event.ts.0);
+        self.out.extend_from_slice(b",\"event\":");
         match event.format {
-            Some(format) => json_string(line, format.name.as_bytes()),
+            Some(format) => json_string(&mut self.out, format.name.as_bytes()),
             None => {
-                let _ = write!(line, "null,\"id\":{}", event.id);
+                self.out.extend_from_slice(b"null,\"id\":");
+                self.number(event.id);
             }
         }
-        let _ = write!(line, ",\"pid\":{},\"fields\":{{", event.pid());
+        self.out.extend_from_slice(b",\"pid\":");
+        self.number(event.pid().0);
+        self.out.extend_from_slice(b",\"fields\":{");
         for (i, (field, value)) in event.fields().enumerate() {
             if i > 0 {
-                line.push(b',');
+                self.out.push(b',');
             }
-            json_string(line, field.name.as_bytes());
-            line.push(b':');
-            json_value(line, value);
+            json_string(&mut self.out, field.name.as_bytes());
+            self.out.push(b':');
+            self.json_value(value);
         }
-        line.extend_from_slice(b"}}\n");
+        self.out.extend_from_slice(b"}}\n");
+    }
+
+    fn json_value(&mut self, value: Option<Value<'_>>) {
+        match value {
+            None => self.out.extend_from_slice(b"null"),
+            Some(Value::Unsigned(v)) => self.number(v),
+            Some(Value::Signed(v)) => self.number(v),
+            Some(Value::Str(s)) => json_string(&mut self.out, s),
+            Some(array @ Value::Array { .. }) => {
+                self.out.push(b'[');
+                for (i, element) in array.elements().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.json_value(Some(element));
+                }
+                self.out.push(b']');
+            }
+            Some(Value::Bytes(bytes)) => {
+                self.out.push(b'[');
+                for (i, &b) in bytes.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.number(b);
+                }
+                self.out.push(b']');
+            }
+        }
     }
 
     fn text_event(&mut self, event: &Event<'_>) {
@@ -210,71 +242,28 @@ impl Printer<'_> {
             0 => "<idle>",
             _ => self.trace.metadata().cmdlines.get(pid).unwrap_or("<...>"),
         };
-        let buffer = self.buffer_name(event.buffer).to_string();
-        let line = &mut self.line;
+        let buffer = self.buffer_name(event.buffer);
         if !buffer.is_empty() {
-            let _ = write!(line, "{buffer}: ");
+            let _ = write!(self.out, "{buffer}: ");
         }
-        let name = if event.format.is_some() {
-            event.name().to_string()
-        } else {
-            format!("[UNKNOWN TYPE {}]", event.id)
-        };
-        let _ = write!(
-            line,
-            "{comm:>16}-{pid:<5} [{:03}] {:>15}: {:<20}",
-            event.cpu.0,
-            event.ts,
-            format!("{name}:")
-        );
+        let name =
+            if event.format.is_some() { event.name().to_string() } else { format!("[UNKNOWN TYPE {}]", event.id) };
+        let _ =
+            write!(self.out, "{comm:>16}-{pid:<5} [{:03}] {:>15}: {:<20}", event.cpu.0, event.ts, format!("{name}:"));
         for (field, value) in event.fields() {
-            let _ = write!(line, " {}=", field.name);
-            text_value(line, value);
+            let _ = write!(self.out, " {}=", field.name);
+            self.text_value(value);
         }
-        line.push(b'\n');
+        self.out.push(b'\n');
     }
-}
 
-fn json_value(out: &mut Vec<u8>, value: Option<Value<'_>>) {
-    match value {
-        None => out.extend_from_slice(b"null"),
-        Some(Value::Unsigned(v)) => {
-            let _ = write!(out, "{v}");
+    fn text_value(&mut self, value: Option<Value<'_>>) {
+        match value {
+            Some(Value::Str(s)) => self.out.extend_from_slice(s),
+            Some(Value::Unsigned(v)) => self.number(v),
+            Some(Value::Signed(v)) => self.number(v),
+            other => self.json_value(other),
         }
-        Some(Value::Signed(v)) => {
-            let _ = write!(out, "{v}");
-        }
-        Some(Value::Str(s)) => json_string(out, s),
-        Some(array @ Value::Array { .. }) => {
-            out.push(b'[');
-            for (i, element) in array.elements().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                json_value(out, Some(element));
-            }
-            out.push(b']');
-        }
-        Some(Value::Bytes(bytes)) => {
-            out.push(b'[');
-            for (i, b) in bytes.iter().enumerate() {
-                let _ = write!(out, "{}{b}", if i > 0 { "," } else { "" });
-            }
-            out.push(b']');
-        }
-    }
-}
-
-fn text_value(out: &mut Vec<u8>, value: Option<Value<'_>>) {
-    match value {
-        Some(Value::Str(s)) => out.extend_from_slice(s),
-        Some(Value::Unsigned(v)) => {
-            let _ = write!(out, "{v}");
-        }
-        Some(Value::Signed(v)) => {
-            let _ = write!(out, "{v}");
-        }
-        other => json_value(out, other),
     }
 }
 
@@ -284,36 +273,53 @@ fn json_string(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     let mut rest = bytes;
     while !rest.is_empty() {
-        let (valid, invalid) = match std::str::from_utf8(rest) {
-            Ok(s) => (s, &[][..]),
-            Err(e) => {
-                let (ok, bad) = rest.split_at(e.valid_up_to());
-                let bad_len = e.error_len().unwrap_or(bad.len());
-                (std::str::from_utf8(ok).expect("checked"), &bad[..bad_len])
-            }
-        };
-        for c in valid.chars() {
-            match c {
-                '"' => out.extend_from_slice(b"\\\""),
-                '\\' => out.extend_from_slice(b"\\\\"),
-                '\n' => out.extend_from_slice(b"\\n"),
-                '\t' => out.extend_from_slice(b"\\t"),
-                '\r' => out.extend_from_slice(b"\\r"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c => {
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                }
-            }
+        // Plain ASCII needs no escaping: copy such runs in one go.
+        let plain = rest.iter().position(|&b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80).unwrap_or(rest.len());
+        out.extend_from_slice(&rest[..plain]);
+        rest = &rest[plain..];
+        let Some(&b) = rest.first() else { break };
+        if b < 0x80 {
+            escape_ascii(out, b);
+            rest = &rest[1..];
+        } else {
+            rest = copy_utf8_or_escape(out, rest);
         }
-        for &b in invalid {
-            let _ = write!(out, "\\u{:04x}", b);
-        }
-        rest = &rest[valid.len() + invalid.len()..];
     }
     out.push(b'"');
+}
+
+fn escape_ascii(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        _ => {
+            let _ = write!(out, "\\u{b:04x}");
+        }
+    }
+}
+
+/// Copies the UTF-8 sequence at the start of `bytes`, or escapes its first byte when it is
+/// not valid UTF-8; returns the rest.
+fn copy_utf8_or_escape<'a>(out: &mut Vec<u8>, bytes: &'a [u8]) -> &'a [u8] {
+    let len = match bytes[0] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    };
+    match bytes.get(..len).filter(|seq| len > 1 && std::str::from_utf8(seq).is_ok()) {
+        Some(seq) => {
+            out.extend_from_slice(seq);
+            &bytes[len..]
+        }
+        None => {
+            let _ = write!(out, "\\u{:04x}", bytes[0]);
+            &bytes[1..]
+        }
+    }
 }
 
 #[cfg(test)]
@@ -331,9 +337,6 @@ mod tests {
     fn json_strings_escape_and_keep_invalid_bytes() {
         let mut out = Vec::new();
         json_string(&mut out, b"a\"b\\c\n\x01\xffz\xc3\xa9");
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "\"a\\\"b\\\\c\\n\\u0001\\u00ffz\u{e9}\""
-        );
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\n\\u0001\\u00ffz\u{e9}\"");
     }
 }

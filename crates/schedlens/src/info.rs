@@ -40,27 +40,19 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 /// Decodes every CPU of every buffer, CPUs spread over the machine's cores.
 fn scan(trace: &Trace) -> Vec<CpuSummary> {
-    let jobs: Vec<(String, u32)> = trace
-        .buffers()
-        .iter()
-        .flat_map(|b| b.cpus.iter().map(move |c| (b.name.clone(), c.cpu)))
-        .collect();
+    let jobs: Vec<(String, u32)> =
+        trace.buffers().iter().flat_map(|b| b.cpus.iter().map(move |c| (b.name.clone(), c.cpu))).collect();
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "decoding");
     let next_job = AtomicUsize::new(0);
     let bytes_done = AtomicU64::new(0);
     let results = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len().max(1));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
                 while let Some((buffer, cpu)) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed)) {
                     let summary = scan_cpu(trace, buffer, *cpu, &bytes_done);
-                    results
-                        .lock()
-                        .expect("no worker panics holding it")
-                        .push(summary);
+                    results.lock().expect("no worker panics holding it").push(summary);
                 }
             });
         }
@@ -75,11 +67,7 @@ fn scan(trace: &Trace) -> Vec<CpuSummary> {
 }
 
 fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> CpuSummary {
-    let mut summary = CpuSummary {
-        buffer: buffer.to_string(),
-        cpu,
-        ..CpuSummary::default()
-    };
+    let mut summary = CpuSummary { buffer: buffer.to_string(), cpu, ..CpuSummary::default() };
     let mut stream = trace.events_of(&Selection::one_cpu(buffer, cpu));
     let mut reported = 0;
     loop {
@@ -110,24 +98,13 @@ fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> Cp
 fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
     let meta = trace.metadata();
     let header = &meta.header;
-    let size = std::fs::metadata(trace.input())
-        .map(|m| m.len())
-        .unwrap_or(0);
+    let size = std::fs::metadata(trace.input()).map(|m| m.len()).unwrap_or(0);
     println!("file:         {} ({size} bytes)", trace.input());
     let compression = match header.version {
         6 => "uncompressed".to_string(),
-        _ => format!(
-            "compression {} {}",
-            header.compression.name(),
-            header.compression_version
-        )
-        .trim_end()
-        .to_string(),
+        _ => format!("compression {} {}", header.compression.name(), header.compression_version).trim_end().to_string(),
     };
-    println!(
-        "format:       trace-cmd file version {}, {:?} endian, {compression}",
-        header.version, header.endian
-    );
+    println!("format:       trace-cmd file version {}, {:?} endian, {compression}", header.version, header.endian);
     println!(
         "sizes:        kernel long {} bytes, user long {} bytes, page {} bytes",
         meta.kernel_long_size, header.user_long_size, header.page_size
@@ -137,18 +114,11 @@ fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
         println!("uname:        {uname}");
     }
     if let Some(version) = &options.recorder_version {
-        println!(
-            "recorded by:  trace-cmd {}",
-            version.lines().next().unwrap_or("")
-        );
+        println!("recorded by:  trace-cmd {}", version.lines().next().unwrap_or(""));
     }
     println!("clock:        {}", trace.clock().unwrap_or("unknown"));
     let cpus_with_data: std::collections::BTreeSet<u32> = summaries.iter().map(|s| s.cpu).collect();
-    println!(
-        "CPUs:         {} ({} with data)",
-        trace.cpu_count(),
-        cpus_with_data.len()
-    );
+    println!("CPUs:         {} ({} with data)", trace.cpu_count(), cpus_with_data.len());
     for buffer in trace.buffers().iter().filter(|b| !b.name.is_empty()) {
         println!(
             "instance:     {:?} (clock {}, page {} bytes)",
@@ -157,11 +127,7 @@ fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
             buffer.page_size
         );
     }
-    println!(
-        "formats:      {} event formats, {} saved cmdlines",
-        meta.formats.len(),
-        meta.cmdlines.len()
-    );
+    println!("formats:      {} event formats, {} saved cmdlines", meta.formats.len(), meta.cmdlines.len());
     for note in &meta.notes {
         println!("note:         {note}");
     }
@@ -169,24 +135,14 @@ fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
     let first = summaries.iter().filter_map(|s| s.first).min();
     let last = summaries.iter().filter_map(|s| s.last).max();
     if let (Some(first), Some(last)) = (first, last) {
-        println!(
-            "time span:    {first} .. {last} ({:.6} s)",
-            last.saturating_sub(first).as_secs_f64()
-        );
+        println!("time span:    {first} .. {last} ({:.6} s)", last.saturating_sub(first).as_secs_f64());
     }
     println!("events:       {total}");
     print_losses(summaries);
     println!();
-    println!(
-        "{:<10} {:>5} {:>12} {:>20} {:>20} {:>12}",
-        "buffer", "CPU", "events", "first", "last", "lost"
-    );
+    println!("{:<10} {:>5} {:>12} {:>20} {:>20} {:>12}", "buffer", "CPU", "events", "first", "last", "lost");
     for s in summaries {
-        let buffer = if s.buffer.is_empty() {
-            "(top)"
-        } else {
-            &s.buffer
-        };
+        let buffer = if s.buffer.is_empty() { "(top)" } else { &s.buffer };
         let fmt = |t: Option<Nanos>| t.map_or("-".to_string(), |t| t.to_string());
         println!(
             "{buffer:<10} {:>5} {:>12} {:>20} {:>20} {:>12}",
@@ -207,12 +163,8 @@ fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
     let mut rows: Vec<(String, u64)> = by_id
         .into_iter()
         .map(|(id, n)| {
-            let name = trace
-                .formats()
-                .by_id(id)
-                .map_or(format!("(unknown id {id})"), |f| {
-                    format!("{}:{}", f.system, f.name)
-                });
+            let name =
+                trace.formats().by_id(id).map_or(format!("(unknown id {id})"), |f| format!("{}:{}", f.system, f.name));
             (name, n)
         })
         .collect();

@@ -59,10 +59,9 @@ fn main() -> ExitCode {
 
 /// `schedlens dump t.dat | head` must end quietly when `head` stops reading.
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    error
+        .chain()
+        .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// Prints the damage a stream found, returning whether there was any.
@@ -72,10 +71,7 @@ pub fn report_damage(damage: &[tracedat::Error]) -> Outcome {
         eprintln!("schedlens: warning: {error}");
     }
     if damage.len() > SHOWN {
-        eprintln!(
-            "schedlens: warning: ... and {} more damaged places",
-            damage.len() - SHOWN
-        );
+        eprintln!("schedlens: warning: ... and {} more damaged places", damage.len() - SHOWN);
     }
     if damage.is_empty() {
         Outcome::Complete

@@ -15,8 +15,7 @@ impl Progress {
         if !std::io::stderr().is_terminal() || total == 0 {
             return Progress { bar: None };
         }
-        let bar =
-            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
         let style = ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
             .expect("valid template")
             .progress_chars("=> ");

@@ -58,11 +58,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let loaded = load_model(&args.trace)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
-    let grouping = if args.by == By::Task {
-        Grouping::Task
-    } else {
-        Grouping::Command
-    };
+    let grouping = if args.by == By::Task { Grouping::Task } else { Grouping::Command };
     let mut stats = stats::compute(model, window, &args.window.filter(), grouping);
     sort_rows(&mut stats.rows, args.sort);
     let mut out = std::io::stdout().lock();
@@ -70,16 +66,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         (Format::Table, _) => print_table(&mut out, &stats, origin, args.by)?,
         (Format::Csv, By::Cpu) => print_cpu_csv(&mut out, &stats.cpus)?,
         (Format::Csv, _) => print_csv(&mut out, &stats.rows)?,
-        (Format::Json, By::Cpu) => writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&cpu_json(&stats.cpus))?
-        )?,
-        (Format::Json, _) => writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&rows_json(&stats.rows))?
-        )?,
+        (Format::Json, By::Cpu) => writeln!(out, "{}", serde_json::to_string_pretty(&cpu_json(&stats.cpus))?)?,
+        (Format::Json, _) => writeln!(out, "{}", serde_json::to_string_pretty(&rows_json(&stats.rows))?)?,
     }
     Ok(loaded.outcome)
 }
@@ -127,11 +115,7 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
         secs(window.len().0)
     )?;
     if by != By::Cpu {
-        let name = if by == By::Task {
-            format!("{:<7} {:<16}", "pid", "comm")
-        } else {
-            format!("{:<24}", "command")
-        };
+        let name = if by == By::Task { format!("{:<7} {:<16}", "pid", "comm") } else { format!("{:<24}", "command") };
         writeln!(
             out,
             "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}",
@@ -157,17 +141,9 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
         }
         writeln!(out)?;
     }
-    writeln!(
-        out,
-        "{:>4} {:>8} {:>8} {:>11} {:>14}",
-        "CPU", "busy %", "idle %", "uncertain %", "tasks waiting %"
-    )?;
+    writeln!(out, "{:>4} {:>8} {:>8} {:>11} {:>14}", "CPU", "busy %", "idle %", "uncertain %", "tasks waiting %")?;
     let pct = |v: u64| {
-        if window.len().0 == 0 {
-            0.0
-        } else {
-            100.0 * v as f64 / window.len().0 as f64
-        }
+        if window.len().0 == 0 { 0.0 } else { 100.0 * v as f64 / window.len().0 as f64 }
     };
     for c in &stats.cpus {
         writeln!(
@@ -184,10 +160,7 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
 }
 
 fn print_csv(out: &mut impl Write, rows: &[Row]) -> Result<()> {
-    writeln!(
-        out,
-        "comm,pid,pids,first_ns,last_ns,runtime_ns,switches,wait_ns,max_wait_ns,migrations"
-    )?;
+    writeln!(out, "comm,pid,pids,first_ns,last_ns,runtime_ns,switches,wait_ns,max_wait_ns,migrations")?;
     for r in rows {
         let opt = |t: Option<Nanos>| t.map_or(String::new(), |t| t.0.to_string());
         writeln!(
@@ -211,21 +184,13 @@ fn print_csv(out: &mut impl Write, rows: &[Row]) -> Result<()> {
 fn print_cpu_csv(out: &mut impl Write, cpus: &[CpuRow]) -> Result<()> {
     writeln!(out, "cpu,busy_ns,idle_ns,uncertain_ns,waiting_ns")?;
     for c in cpus {
-        writeln!(
-            out,
-            "{},{},{},{},{}",
-            c.cpu.0, c.busy_ns, c.idle_ns, c.uncertain_ns, c.waiting_ns
-        )?;
+        writeln!(out, "{},{},{},{},{}", c.cpu.0, c.busy_ns, c.idle_ns, c.uncertain_ns, c.waiting_ns)?;
     }
     Ok(())
 }
 
 fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
+    if text.contains([',', '"', '\n']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
 }
 
 fn rows_json(rows: &[Row]) -> serde_json::Value {

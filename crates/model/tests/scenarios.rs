@@ -1,0 +1,373 @@
+//! Scenario tests: tiny hand-built event streams, each checked against an ASCII drawing of
+//! the timeline the model must build. One column is 10 ns. In a CPU row, a letter is the
+//! running task (the first letter of its name, upper case), `.` idle, `?` uncertain and
+//! blank not yet known; in its `q` row, a lower-case letter is a task waiting in that
+//! CPU's runqueue (`+` when several wait).
+
+use model::*;
+
+/// Builds a stream of scheduler events by hand.
+struct Scenario {
+    tracker: Tracker,
+    names: std::collections::HashMap<i32, &'static str>,
+}
+
+const R: i64 = 0; // runnable (preempted)
+const S: i64 = 1; // sleeping
+
+impl Scenario {
+    fn new(cpus: u32, tasks: &[(i32, &'static str)]) -> Scenario {
+        let mut names: std::collections::HashMap<i32, &'static str> = tasks.iter().copied().collect();
+        names.insert(0, "swapper");
+        let initial_names = tasks.iter().map(|&(pid, name)| (pid, name.to_string())).collect();
+        let options = TrackerOptions { initial_names, ..TrackerOptions::default() };
+        Scenario { tracker: Tracker::new(cpus, options), names }
+    }
+
+    fn name(&self, pid: i32) -> &'static [u8] {
+        self.names.get(&pid).copied().unwrap_or("?").as_bytes()
+    }
+
+    fn feed(&mut self, time: u64, cpu: u32, running: i32, event: SchedEvent<'_>) {
+        let ctx = EventContext { ts: Nanos(time), cpu: Cpu(cpu), pid: Pid(running) };
+        self.tracker.event(ctx, &event);
+    }
+
+    fn switch(&mut self, time: u64, cpu: u32, prev: i32, prev_state: i64, next: i32) -> &mut Self {
+        let (prev_comm, next_comm) = (self.name(prev), self.name(next));
+        let event = SchedEvent::Switch { prev_pid: Pid(prev), prev_comm, prev_state, next_pid: Pid(next), next_comm };
+        self.feed(time, cpu, prev, event);
+        self
+    }
+
+    /// `by` on `cpu` wakes `pid` (`sched_waking` then `sched_wakeup` placing it on `target`).
+    fn wake(&mut self, time: u64, cpu: u32, by: i32, pid: i32, target: u32) -> &mut Self {
+        let comm = self.name(pid);
+        self.feed(time, cpu, by, SchedEvent::Waking { pid: Pid(pid), comm, target_cpu: None });
+        self.feed(
+            time,
+            cpu,
+            by,
+            SchedEvent::Wakeup { pid: Pid(pid), comm, target_cpu: Some(Cpu(target)), success: None },
+        );
+        self
+    }
+
+    fn migrate(&mut self, time: u64, cpu: u32, by: i32, pid: i32, from: u32, to: u32) -> &mut Self {
+        let comm = self.name(pid);
+        let event = SchedEvent::MigrateTask { pid: Pid(pid), comm, orig_cpu: Cpu(from), dest_cpu: Cpu(to) };
+        self.feed(time, cpu, by, event);
+        self
+    }
+
+    fn fork(&mut self, time: u64, cpu: u32, parent: i32, child: i32) -> &mut Self {
+        let (parent_comm, child_comm) = (self.name(parent), self.name(parent));
+        let event = SchedEvent::Fork { parent_pid: Pid(parent), parent_comm, child_pid: Pid(child), child_comm };
+        self.feed(time, cpu, parent, event);
+        let comm = self.name(parent);
+        self.feed(time, cpu, parent, SchedEvent::WakeupNew { pid: Pid(child), comm, target_cpu: Some(Cpu(cpu)) });
+        self
+    }
+
+    fn exec(&mut self, time: u64, cpu: u32, pid: i32, filename: &'static str) -> &mut Self {
+        self.names.insert(pid, filename.rsplit('/').next().unwrap_or(filename));
+        self.feed(time, cpu, pid, SchedEvent::Exec { pid: Pid(pid), filename: filename.as_bytes() });
+        self
+    }
+
+    fn exit(&mut self, time: u64, cpu: u32, pid: i32) -> &mut Self {
+        let comm = self.name(pid);
+        self.feed(time, cpu, pid, SchedEvent::Exit { pid: Pid(pid), comm });
+        self
+    }
+
+    /// Any other event: it only shows who runs on `cpu`.
+    fn other(&mut self, time: u64, cpu: u32, running: i32) -> &mut Self {
+        self.feed(time, cpu, running, SchedEvent::Other);
+        self
+    }
+
+    fn lost(&mut self, cpu: u32, count: u64) -> &mut Self {
+        self.tracker.lost(Cpu(cpu), Some(count));
+        self
+    }
+
+    fn finish(&mut self) -> Model {
+        let tracker = std::mem::replace(&mut self.tracker, Tracker::new(1, TrackerOptions::default()));
+        Model::from_output(tracker.finish(), 0)
+    }
+}
+
+const UNIT: u64 = 10;
+
+/// Draws the model's CPUs and runqueues as text (see the module comment).
+fn draw(model: &Model) -> String {
+    let columns = (model.end.0 / UNIT) as usize;
+    let mut out = String::new();
+    for timeline in &model.cpus {
+        let mut run = vec![' '; columns];
+        let mut queue = vec!['.'; columns];
+        for column in 0..columns {
+            let t = Nanos(column as u64 * UNIT);
+            let known = timeline.first_event.is_some_and(|f| f <= t);
+            if known {
+                run[column] = '?';
+            }
+            for s in timeline.segments.iter().filter(|s| s.start <= t && t < s.end) {
+                run[column] = if s.task == TaskId::IDLE { '.' } else { first_letter(model, s.task, t, false) };
+            }
+            let waiting: Vec<char> = timeline
+                .queue
+                .iter()
+                .filter(|p| p.start <= t && t < p.end)
+                .map(|p| first_letter(model, model.waits.get(p.wait as usize).task, t, true))
+                .collect();
+            queue[column] = match waiting.len() {
+                0 => '.',
+                1 => waiting[0],
+                _ => '+',
+            };
+        }
+        out.push_str(&format!("{}: {}\n", timeline.cpu.0, run.iter().collect::<String>().trim_end()));
+        out.push_str(&format!("{}q {}\n", timeline.cpu.0, queue.iter().collect::<String>()));
+    }
+    out
+}
+
+/// The first letter of the task's name at time `t`.
+fn first_letter(model: &Model, task: TaskId, t: Nanos, lower: bool) -> char {
+    let c = model.comm_at(task, t).chars().next().unwrap_or('?');
+    if lower { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() }
+}
+
+fn assert_drawing(model: &Model, expected: &str) {
+    let expected: String =
+        expected.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("{l}\n")).collect();
+    let drawn: String = draw(model).lines().map(|l| format!("{}\n", l.trim_end())).collect();
+    assert_eq!(drawn, expected, "\ndrawn:\n{drawn}\nexpected:\n{expected}");
+}
+
+fn task(model: &Model, pid: i32) -> TaskId {
+    model.tasks.by_pid(Pid(pid)).expect("task exists")
+}
+
+#[test]
+fn preemption_puts_the_preempted_task_back_in_the_runqueue() {
+    //  t   0    50   100
+    //  0:  AAAAABBBBBAAAAA     A runs, B is woken onto CPU 0 at 20 and preempts A at 50;
+    //  0q  ..bbbaaaaa.....     A waits until B sleeps at 100.
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .wake(20, 0, 1, 2, 0)
+        .switch(50, 0, 1, R, 2)
+        .switch(100, 0, 2, S, 1)
+        .other(150, 0, 1)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAABBBBBAAAAA
+         0q ..bbbaaaaa.....",
+    );
+    let a = task(&model, 1);
+    let wait = model.waits.iter().find(|w| w.task == a).unwrap();
+    assert_eq!(
+        (wait.start, wait.end, wait.cause, wait.end_kind),
+        (Nanos(50), Nanos(100), WaitCause::Preempted, WaitEnd::Ran)
+    );
+    let first = model.cpus[0].segments.get(0);
+    assert_eq!((first.end_kind, first.started_by_switch()), (SegmentEnd::Preempted, false));
+}
+
+#[test]
+fn wakeup_onto_another_cpu_records_waker_and_placement() {
+    //  0:  AAAAAAAAAA    A on CPU 0 wakes B at 30; B last ran on CPU 0 but is placed on
+    //  1:  ...BBBB...    idle CPU 1 and runs there from 30 to 70.
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .switch(0, 1, 2, S, 0)
+        .migrate(30, 0, 1, 2, 1, 1)
+        .wake(30, 0, 1, 2, 1)
+        .switch(30, 1, 0, R, 2)
+        .switch(70, 1, 2, S, 0)
+        .other(100, 0, 1)
+        .other(100, 1, 0)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAAAAAAA
+         0q ..........
+         1: ...BBBB...
+         1q ..........",
+    );
+    let w = model.wakeups.get(0);
+    assert_eq!(w.wakee, task(&model, 2));
+    assert_eq!(
+        (w.waker, w.waker_cpu, w.prev_cpu, w.target_cpu),
+        (Some(task(&model, 1)), Some(Cpu(0)), Some(Cpu(1)), Cpu(1))
+    );
+    assert_eq!(
+        (
+            model.cpu_idle_at(Cpu(1), Nanos(29)),
+            model.cpu_idle_at(w.target_cpu, Nanos(29)).map(|idle| !idle),
+            model.wakeup_ran(&w),
+            model.wakeup_latency(&w)
+        ),
+        (Some(true), Some(false), Some((Nanos(30), Cpu(1))), Some(Nanos(0)))
+    );
+}
+
+#[test]
+fn migration_while_runnable_moves_the_wait_between_runqueues() {
+    //  0:  AAAAAAAAAA    B waits behind A on CPU 0 from 10; load balancing moves it to
+    //  0q  .bbb......    CPU 1 at 40 (by migration/1), where it runs at 60 when C sleeps.
+    //  1:  CCCCCCBBBB
+    //  1q  ....bb....
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "charlie"), (9, "migration/1")])
+        .other(0, 0, 1)
+        .other(0, 1, 3)
+        .wake(10, 0, 1, 2, 0)
+        .migrate(40, 1, 3, 2, 0, 1)
+        .switch(60, 1, 3, S, 2)
+        .other(100, 0, 1)
+        .other(100, 1, 2)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAAAAAAA
+         0q .bbb......
+         1: CCCCCCBBBB
+         1q ....bb....",
+    );
+    let b = task(&model, 2);
+    let wait = model.waits.iter().find(|w| w.task == b).unwrap();
+    assert_eq!((wait.start, wait.end, wait.ran_on), (Nanos(10), Nanos(60), Cpu(1)));
+    let m = model.migrations.get(0);
+    assert_eq!((m.from, m.to, m.reason, m.time), (Cpu(0), Cpu(1), MigrationReason::LoadBalance, Nanos(40)));
+}
+
+#[test]
+fn fork_exec_changes_the_name_and_exit_ends_the_task() {
+    //  0:  BBBBBSSSSS.   bash forks a child (named bash too) at 20, which runs at 30,
+    //  0q  ..b........   execs sleep at 50 and exits at 90, switching out at 100.
+    let mut s = Scenario::new(1, &[(1, "bash"), (2, "bash")]);
+    let model = s
+        .other(0, 0, 1)
+        .fork(20, 0, 1, 2)
+        .switch(30, 0, 1, S, 2)
+        .exec(50, 0, 2, "/usr/bin/sleep")
+        .exit(90, 0, 2)
+        .switch(100, 0, 2, 0x10, 0)
+        .other(110, 0, 0)
+        .finish();
+    let child = model.tasks.get(task(&model, 2));
+    let names: Vec<_> = child.comms.iter().map(|&(t, c)| (t, model.comms.name(c).to_string())).collect();
+    assert_eq!(names, [(Nanos(20), "bash".to_string()), (Nanos(50), "sleep".to_string())]);
+    assert!(child.forked);
+    assert_eq!((child.parent, child.exit), (Some(task(&model, 1)), Some(Nanos(90))));
+    assert_drawing(
+        &model,
+        "0: BBBBBSSSSS.
+         0q ..b........",
+    );
+    let last = model.cpus[0].segments.iter().find(|s| s.task == task(&model, 2)).unwrap();
+    assert_eq!(last.end_kind, SegmentEnd::Exited);
+    assert_eq!(model.comm_at(task(&model, 2), Nanos(40)), "bash");
+}
+
+#[test]
+fn a_task_running_at_trace_start_runs_from_the_cpus_first_event() {
+    //  0:   AAAABBBB     Nothing is known before CPU 0's first event at 10; A runs from
+    //  0q  .........     there although no switch brought it in.
+    let model =
+        Scenario::new(1, &[(1, "alpha"), (2, "beta")]).other(10, 0, 1).switch(50, 0, 1, S, 2).other(90, 0, 2).finish();
+    assert_drawing(
+        &model,
+        "0:  AAAABBBB
+         0q .........",
+    );
+    let first = model.cpus[0].segments.get(0);
+    assert_eq!((first.start, first.started_by_switch()), (Nanos(10), false));
+}
+
+#[test]
+fn lost_events_make_the_cpu_uncertain_until_the_next_switch() {
+    //  0:  AAAA????BBB   A runs; events are lost after 30; the CPU is unknown until the
+    //  0q  ...........   switch at 80 (A to B); A's segment ends at its last event.
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .other(30, 0, 1)
+        .lost(0, 12)
+        .other(60, 0, 1)
+        .switch(80, 0, 1, S, 2)
+        .other(110, 0, 2)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAA?????BBB
+         0q ...........",
+    );
+    let timeline = &model.cpus[0];
+    assert_eq!((timeline.lost_events, timeline.uncertain.clone()), (12, vec![(Nanos(30), Nanos(80))]));
+    assert_eq!(timeline.segments.get(0).end_kind, SegmentEnd::Lost);
+}
+
+#[test]
+fn an_unrecorded_switch_is_resolved_by_the_next_sign_of_life() {
+    //  0:  ....??BBB.   idle; B is woken onto CPU 0 at 20 by an interrupt in idle; the
+    //  0q  ..bbbb....   switch to B is not in the trace, but B shows up running at 60.
+    let model = Scenario::new(1, &[(2, "beta")])
+        .switch(0, 0, 5, S, 0)
+        .wake(20, 0, 0, 2, 0)
+        .other(40, 0, 0)
+        .other(60, 0, 2)
+        .switch(90, 0, 2, S, 0)
+        .other(100, 0, 0)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: ....??BBB.
+         0q ..bbbb....",
+    );
+    assert_eq!(model.anomalies.get(Anomaly::UnrecordedSwitch), 1);
+    let b = model.cpus[0].segments.iter().find(|s| s.task == task(&model, 2)).unwrap();
+    assert!(!b.started_by_switch());
+}
+
+#[test]
+fn inconsistent_streams_are_counted_not_fatal() {
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "gamma")])
+        .other(0, 0, 1)
+        // A switch-out of a task that never ran here.
+        .switch(10, 0, 3, S, 2)
+        // A wakeup of a task that is running.
+        .wake(20, 0, 2, 2, 0)
+        // A fork reusing a live pid.
+        .fork(30, 0, 2, 1)
+        // A migration from a CPU the task is not on, and CPUs out of range.
+        .migrate(40, 0, 2, 3, 1, 0)
+        .switch(50, 70_000, 2, S, 1)
+        .other(60, 0, 2)
+        .finish();
+    assert!(model.anomalies.get(Anomaly::UnrecordedSwitch) >= 1);
+    assert_eq!(model.anomalies.get(Anomaly::WakeupOfRunningTask), 1);
+    assert_eq!(model.anomalies.get(Anomaly::PidReused), 1);
+    assert_eq!(model.anomalies.get(Anomaly::CpuOutOfRange), 1);
+    assert_eq!(model.tasks.iter().filter(|(_, t)| t.pid == Pid(1)).count(), 2);
+}
+
+#[test]
+fn after_sleep_is_the_exit_of_the_first_sleep_in_the_commands_tree() {
+    let model = Scenario::new(1, &[(1, "trace-cmd"), (2, "sh"), (3, "sleep")])
+        .other(0, 0, 1)
+        .exec(10, 0, 1, "/bin/sh")
+        .fork(20, 0, 1, 3)
+        .switch(30, 0, 1, S, 3)
+        .exec(40, 0, 3, "/bin/sleep")
+        .exit(70, 0, 3)
+        .switch(80, 0, 3, 0x10, 1)
+        .other(90, 0, 1)
+        .finish();
+    assert_eq!(model.after_sleep(), Ok(Nanos(70)));
+    let no_exec = Scenario::new(1, &[(1, "a")]).other(0, 0, 1).finish();
+    assert_eq!(no_exec.after_sleep(), Err(AfterSleepError::NoExec));
+}
