@@ -10,8 +10,11 @@
 mod anomalies;
 mod events;
 mod model;
+#[cfg(feature = "scenario")]
+pub mod scenario;
 mod tables;
 mod tasks;
+mod topology;
 mod tracker;
 
 pub use anomalies::{Anomalies, Anomaly, Severity};
@@ -19,5 +22,6 @@ pub use events::{EventContext, SchedDecoder, SchedEvent};
 pub use model::{AfterSleepError, BuildReport, Model, ModelError};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
+pub use topology::{CpuPlace, Layout, Topology, TopologyError};
 pub use tracedat::{Cpu, Nanos, Pid};
 pub use tracker::{Output, Tracker, TrackerOptions};

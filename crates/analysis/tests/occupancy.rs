@@ -1,0 +1,86 @@
+//! The running/waiting sweep on hand-built scenarios whose counts are known at every instant.
+
+use analysis::occupancy::{Occupancy, cpu_queue_length, idle_while_waiting, sweep};
+use analysis::{TaskFilter, Window};
+use model::scenario::*;
+use model::{Cpu, Model, Nanos};
+
+/// 0: AAAAABBBBBAAAAA   B is woken onto busy CPU 0 at 20 and waits until A is preempted
+/// 0q ..bbbaaaaa.....   at 50; A then waits until B sleeps at 100. CPU 1 idles all along,
+/// 1: ...............   so a task waits while a core idles from 20 to 100.
+/// 1q ...............
+fn waiting_behind_a_busy_cpu() -> Model {
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .switch(0, 1, 7, S, 0)
+        .wake(20, 0, 1, 2, 0)
+        .switch(50, 0, 1, R, 2)
+        .switch(100, 0, 2, S, 1)
+        .other(150, 0, 1)
+        .other(150, 1, 0)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAABBBBBAAAAA
+         0q ..bbbaaaaa.....
+         1: ...............
+         1q ...............",
+    );
+    model
+}
+
+fn stretches(model: &Model, window: Window) -> Vec<(u64, u64, Occupancy)> {
+    let mut out = Vec::new();
+    sweep(model, window, &TaskFilter::default(), |s, e, o| out.push((s.0, e.0, o)));
+    out
+}
+
+fn occupancy(running: u32, waiting: u32, idle: u32, known: u32) -> Occupancy {
+    Occupancy { running, waiting, idle, known }
+}
+
+#[test]
+fn counts_are_exact_at_every_instant() {
+    let model = waiting_behind_a_busy_cpu();
+    let all = stretches(&model, Window::new(Nanos(0), Nanos(150)));
+    assert_eq!(
+        all,
+        [(0, 20, occupancy(1, 0, 1, 2)), (20, 100, occupancy(1, 1, 1, 2)), (100, 150, occupancy(1, 0, 1, 2)),]
+    );
+    // A window inside: the state at its start is carried in.
+    assert_eq!(stretches(&model, Window::new(Nanos(30), Nanos(60))), [(30, 60, occupancy(1, 1, 1, 2))]);
+}
+
+#[test]
+fn waiting_while_idle_is_summed_with_its_longest_stretch() {
+    let model = waiting_behind_a_busy_cpu();
+    let result = idle_while_waiting(&model, Window::new(Nanos(0), Nanos(150)), &TaskFilter::default());
+    assert_eq!(result.total, Nanos(80));
+    assert_eq!(result.longest, Some((Nanos(20), Nanos(100))));
+}
+
+#[test]
+fn per_cpu_queue_length_counts_the_running_task_and_the_waiting_ones() {
+    let model = waiting_behind_a_busy_cpu();
+    let mut lengths = Vec::new();
+    cpu_queue_length(&model, Cpu(0), Window::new(Nanos(0), Nanos(150)), &TaskFilter::default(), |s, e, n| {
+        lengths.push((s.0, e.0, n))
+    });
+    assert_eq!(lengths, [(0, 20, 1), (20, 100, 2), (100, 150, 1)]);
+}
+
+#[test]
+fn forked_filter_counts_only_tasks_created_in_the_trace() {
+    // P forks C on CPU 0 at 10; C waits until P sleeps at 40.
+    let model = Scenario::new(1, &[(1, "parent")])
+        .other(0, 0, 1)
+        .fork(10, 0, 1, 2)
+        .switch(40, 0, 1, S, 2)
+        .other(80, 0, 2)
+        .finish();
+    let mut forked = Vec::new();
+    sweep(&model, Window::new(Nanos(0), Nanos(80)), &TaskFilter { forked_only: true }, |s, e, o| {
+        forked.push((s.0, e.0, o.running, o.waiting))
+    });
+    assert_eq!(forked, [(0, 10, 0, 0), (10, 40, 0, 1), (40, 80, 1, 0)]);
+}
