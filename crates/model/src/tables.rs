@@ -110,8 +110,9 @@ impl Segments {
 pub enum WaitEnd {
     /// It got the CPU.
     Ran,
-    /// It left the runqueue without running (e.g. it was killed).
-    Left,
+    /// It ran, but the switch to it was not recorded (a task queued on an idle CPU that
+    /// later shows idle again): the wait ends where it was enqueued, its run is uncertain.
+    Unrecorded,
     /// Still waiting at the end of the trace.
     TraceEnd,
     /// Events were lost on its CPU; the wait's end is unknown.

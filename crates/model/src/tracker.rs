@@ -15,6 +15,9 @@ use tracedat::{Cpu, Nanos, Pid};
 const MAX_CPUS: u32 = 1 << 16;
 /// The kernel's comm is at most 15 characters.
 const COMM_LEN: usize = 15;
+/// An idle CPU switches to a task queued on it within microseconds; one still queued
+/// this long while the CPU shows idle again was switched in without a record.
+const QUEUED_ON_IDLE_LIMIT: Nanos = Nanos(1_000_000);
 
 /// What a CPU is known to be doing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -295,7 +298,18 @@ impl Tracker {
     fn observe_running(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
         let state = &mut self.cpu_state[cpu.index()];
         match state.current {
-            Current::Running { task: current, .. } if current == task => state.last_evidence = time,
+            Current::Running { task: current, since, flags } if current == task => {
+                state.last_evidence = time;
+                if task != TaskId::IDLE {
+                    return;
+                }
+                if let Some(first) = self.run_stale_queue(cpu, since, time) {
+                    self.anomalies.count(Anomaly::UnrecordedSwitch, time);
+                    self.end_segment(cpu, TaskId::IDLE, since, first, flags, SegmentEnd::Unrecorded, 0);
+                    self.close_uncertain(cpu, Some(first), time);
+                    self.start_running(cpu, TaskId::IDLE, time, segment_flags::NO_SWITCH_IN);
+                }
+            }
             Current::NotStarted => self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN),
             Current::Uncertain { until_switch: true, .. } => {}
             Current::Uncertain { since, until_switch: false } => {
@@ -305,13 +319,47 @@ impl Tracker {
             Current::Running { task: current, since, flags } => {
                 // The CPU changed tasks without a recorded switch.
                 self.anomalies.count(Anomaly::UnrecordedSwitch, time);
-                let last_seen = state.last_evidence.max(since);
+                let mut last_seen = state.last_evidence.max(since);
+                if current == TaskId::IDLE {
+                    if let Some(first) = self.run_stale_queue(cpu, since, time) {
+                        last_seen = last_seen.min(first);
+                    }
+                }
                 self.end_segment(cpu, current, since, last_seen, flags, SegmentEnd::Unrecorded, 0);
                 self.runtime[current.index()].state = State::Unknown;
                 self.close_uncertain(cpu, Some(last_seen), time);
                 self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN);
             }
         }
+    }
+
+    /// Tasks still queued on `cpu`, which has idled since `idle_since`, although they
+    /// were queued there (while it idled) well before `time`. The kernel never leaves a
+    /// task queued on an idle CPU, so they ran without a recorded switch: their waits end
+    /// where they began on this CPU, and the earliest such time is returned, from which
+    /// the CPU's state is uncertain.
+    fn run_stale_queue(&mut self, cpu: Cpu, idle_since: Nanos, time: Nanos) -> Option<Nanos> {
+        if self.cpu_state[cpu.index()].queued.is_empty() {
+            return None;
+        }
+        let queue = &self.timelines[cpu.index()].queue;
+        let stale: Vec<(TaskId, Nanos)> = self.cpu_state[cpu.index()]
+            .queued
+            .iter()
+            .filter_map(|&task| match self.runtime[task.index()].state {
+                State::Runnable { piece, .. } => {
+                    let since = queue.start[piece as usize].max(idle_since);
+                    (time.saturating_sub(since) > QUEUED_ON_IDLE_LIMIT).then_some((task, since))
+                }
+                _ => None,
+            })
+            .collect();
+        let first = stale.iter().map(|&(_, since)| since).min()?;
+        for (task, since) in stale {
+            self.end_wait(task, since, WaitEnd::Unrecorded, cpu);
+            self.runtime[task.index()].state = State::Unknown;
+        }
+        Some(first)
     }
 
     fn close_uncertain(&mut self, cpu: Cpu, since: Option<Nanos>, until: Nanos) {

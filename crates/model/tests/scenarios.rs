@@ -228,3 +228,25 @@ fn after_sleep_is_the_exit_of_the_first_sleep_in_the_commands_tree() {
     let no_exec = Scenario::new(1, &[(1, "a")]).other(0, 0, 1).finish();
     assert_eq!(no_exec.after_sleep(), Err(AfterSleepError::NoExec));
 }
+
+#[test]
+fn a_task_cannot_stay_queued_on_an_idle_cpu() {
+    // Idle CPU 0 wakes T at 1 ms; T's switch-in and its whole run are not recorded (some
+    // tasks are invisible to tracing on the VM the fixtures come from). When CPU 0 shows
+    // idle again 3 ms later, T must have run: the CPU is uncertain from 1 ms to 4 ms and
+    // T's wait ends where it began.
+    let model = Scenario::new(1, &[(5, "task")])
+        .switch(0, 0, 9, S, 0)
+        .wake(1_000_000, 0, 0, 5, 0)
+        .other(1_000_100, 0, 0) // the same interrupt: too soon to tell
+        .other(4_000_000, 0, 0)
+        .other(5_000_000, 0, 0)
+        .finish();
+    let timeline = &model.cpus[0];
+    assert_eq!(timeline.uncertain, [(Nanos(1_000_000), Nanos(4_000_000))]);
+    let wait = model.waits.get(0);
+    assert_eq!((wait.start, wait.end, wait.end_kind), (Nanos(1_000_000), Nanos(1_000_000), WaitEnd::Unrecorded));
+    let idle: Vec<_> = timeline.segments.iter().filter(|s| s.task == TaskId::IDLE).map(|s| (s.start, s.end)).collect();
+    assert_eq!(idle, [(Nanos(0), Nanos(1_000_000)), (Nanos(4_000_000), Nanos(5_000_000))]);
+    assert_eq!(model.anomalies.get(Anomaly::UnrecordedSwitch), 1);
+}
