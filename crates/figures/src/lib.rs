@@ -1,1 +1,5 @@
-//! Figures: turns the model and analyses into scenes (timelines, running/waiting plots, heat maps).
+//! Figures of the scheduling model: per-core timelines, running/waiting plots and heat
+//! maps, computed at the output's resolution as plain data and laid out as scenes.
+
+pub mod palette;
+pub mod timeline;

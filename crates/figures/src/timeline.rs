@@ -1,0 +1,240 @@
+//! The per-core timeline of the schedgraph paper as data at the output's resolution: per
+//! CPU row, colored spans of pixel columns. Runs narrower than a column are never drawn
+//! one by one; each column shows the task that covered most of it (or nothing, when
+//! idle or untracked time covered more), so a 256-core, 50M-event trace becomes at most
+//! one mark per row per column, and zooming in brings back every run.
+
+use crate::palette::{Rgb, color_of, color_of_name};
+use analysis::{TaskFilter, Window};
+use model::{Cpu, Model, Segment, TaskId};
+
+/// How running tasks are colored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Coloring {
+    /// Each pid its own (stable) color.
+    ByPid,
+    /// Tasks whose command starts with the prefix by pid, all others black.
+    Target(String),
+    /// Each command name its own color.
+    ByCommand,
+}
+
+/// A run of pixel columns `[x0, x1)` of one color.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub x0: u32,
+    pub x1: u32,
+    pub color: Rgb,
+}
+
+/// One CPU's row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub cpu: Cpu,
+    pub spans: Vec<Span>,
+}
+
+/// What to draw.
+#[derive(Clone, Debug)]
+pub struct TimelineRequest<'a> {
+    pub window: Window,
+    /// Pixel columns across the window.
+    pub columns: u32,
+    /// CPUs from the first row to the last.
+    pub rows: &'a [Cpu],
+    pub filter: &'a TaskFilter,
+    pub coloring: &'a Coloring,
+}
+
+/// Computes every row's spans.
+pub fn rows(model: &Model, request: &TimelineRequest<'_>) -> Vec<Row> {
+    request.rows.iter().map(|&cpu| Row { cpu, spans: row_spans(model, cpu, request) }).collect()
+}
+
+/// The color a segment is drawn in, or `None` for background (idle, filtered out).
+pub fn segment_color(model: &Model, segment: &Segment, filter: &TaskFilter, coloring: &Coloring) -> Option<Rgb> {
+    if segment.task == TaskId::IDLE || !filter.accepts(model, segment.task) {
+        return None;
+    }
+    let pid = model.tasks.get(segment.task).pid.0 as u64;
+    Some(match coloring {
+        Coloring::ByPid => color_of(pid),
+        Coloring::Target(prefix) if model.comm_at(segment.task, segment.start).starts_with(prefix.as_str()) => {
+            color_of(pid)
+        }
+        Coloring::Target(_) => Rgb::BLACK,
+        Coloring::ByCommand => color_of_name(model.comm_at(segment.task, segment.start)),
+    })
+}
+
+fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>) -> Vec<Span> {
+    let Some(timeline) = model.cpus.get(cpu.index()) else { return Vec::new() };
+    let mut columns = Columns::new(request.window, request.columns);
+    let segments = &timeline.segments;
+    let mut uncertain =
+        timeline.uncertain.iter().filter(|&&(s, e)| e > request.window.start && s < request.window.end).peekable();
+    for index in segments.overlapping(request.window.start, request.window.end) {
+        let segment = segments.get(index);
+        while let Some(&&(start, end)) = uncertain.peek().filter(|(start, _)| *start <= segment.start) {
+            columns.add(start.0, end.0, Some(Rgb::UNKNOWN));
+            uncertain.next();
+        }
+        let color = segment_color(model, &segment, request.filter, request.coloring);
+        columns.add(segment.start.0, segment.end.0, color);
+    }
+    for &(start, end) in uncertain {
+        columns.add(start.0, end.0, Some(Rgb::UNKNOWN));
+    }
+    columns.finish()
+}
+
+/// Accumulates colored time per pixel column, in time order.
+struct Columns {
+    start: f64,
+    ns_per_column: f64,
+    count: usize,
+    /// The winning color of each finished column.
+    chosen: Vec<Option<Rgb>>,
+    /// The column being accumulated and its colored coverage (fractions of a column).
+    current: usize,
+    parts: Vec<(Rgb, f64)>,
+}
+
+impl Columns {
+    fn new(window: Window, columns: u32) -> Columns {
+        let count = columns.max(1) as usize;
+        Columns {
+            start: window.start.0 as f64,
+            ns_per_column: window.len().0.max(1) as f64 / count as f64,
+            count,
+            chosen: vec![None; count],
+            current: 0,
+            parts: Vec::new(),
+        }
+    }
+
+    /// Adds `[start, end)` in `color` (`None`: background, which only takes up room).
+    fn add(&mut self, start: u64, end: u64, color: Option<Rgb>) {
+        let max = self.count as f64;
+        let x0 = ((start as f64 - self.start) / self.ns_per_column).clamp(0.0, max);
+        let x1 = ((end as f64 - self.start) / self.ns_per_column).clamp(0.0, max);
+        if x1 <= x0 {
+            return;
+        }
+        let (first, last) = (x0.floor() as usize, (x1.ceil() as usize).saturating_sub(1));
+        self.move_to(first);
+        let Some(color) = color else { return };
+        if first == last {
+            self.cover(color, x1 - x0);
+            return;
+        }
+        self.cover(color, (first + 1) as f64 - x0);
+        for column in first + 1..last {
+            self.chosen[column] = Some(color);
+        }
+        self.move_to(last);
+        self.cover(color, x1 - last as f64);
+    }
+
+    fn cover(&mut self, color: Rgb, amount: f64) {
+        match self.parts.iter_mut().find(|(c, _)| *c == color) {
+            Some(part) => part.1 += amount,
+            None => self.parts.push((color, amount)),
+        }
+    }
+
+    /// Finishes the current column when `column` is a later one.
+    fn move_to(&mut self, column: usize) {
+        if column == self.current {
+            return;
+        }
+        self.settle();
+        self.current = column.min(self.count - 1);
+    }
+
+    /// The current column shows its most-covering color, unless background covers more.
+    fn settle(&mut self) {
+        let colored: f64 = self.parts.iter().map(|p| p.1).sum();
+        let best = self.parts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+        if let Some((color, amount)) = best {
+            if amount >= 1.0 - colored {
+                self.chosen[self.current] = Some(color);
+            }
+        }
+        self.parts.clear();
+    }
+
+    fn finish(mut self) -> Vec<Span> {
+        self.settle();
+        let mut spans: Vec<Span> = Vec::new();
+        for (x, color) in self.chosen.iter().enumerate() {
+            let Some(color) = *color else { continue };
+            match spans.last_mut() {
+                Some(span) if span.x1 == x as u32 && span.color == color => span.x1 += 1,
+                _ => spans.push(Span { x0: x as u32, x1: x as u32 + 1, color }),
+            }
+        }
+        spans
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::Nanos;
+    use model::scenario::*;
+
+    fn spans(model: &Model, window: (u64, u64), columns: u32, coloring: &Coloring) -> Vec<(u32, u32, Rgb)> {
+        let rows_of = [Cpu(0)];
+        let request = TimelineRequest {
+            window: Window::new(Nanos(window.0), Nanos(window.1)),
+            columns,
+            rows: &rows_of,
+            filter: &TaskFilter::default(),
+            coloring,
+        };
+        rows(model, &request)[0].spans.iter().map(|s| (s.x0, s.x1, s.color)).collect()
+    }
+
+    /// 0: AAAABBBBBB....AB   (10 ns per column of the drawing)
+    fn alternating() -> Model {
+        Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+            .other(0, 0, 1)
+            .switch(40, 0, 1, S, 2)
+            .switch(100, 0, 2, S, 0)
+            .wake(140, 0, 0, 1, 0)
+            .switch(140, 0, 0, R, 1)
+            .switch(150, 0, 1, S, 2)
+            .other(160, 0, 2)
+            .finish()
+    }
+
+    #[test]
+    fn one_column_per_nanosecond_bucket_shows_every_run() {
+        let model = alternating();
+        let (a, b) = (color_of(1), color_of(2));
+        assert_eq!(spans(&model, (0, 160), 16, &Coloring::ByPid), [(0, 4, a), (4, 10, b), (14, 15, a), (15, 16, b)]);
+    }
+
+    #[test]
+    fn wide_columns_keep_the_dominant_task_and_idle_wins_when_it_covers_more() {
+        let model = alternating();
+        let (a, b) = (color_of(1), color_of(2));
+        // 4 columns of 40 ns: A (40), B (40), B 20 + idle 20, idle 20 + A 10 + B 10.
+        assert_eq!(spans(&model, (0, 160), 4, &Coloring::ByPid), [(0, 1, a), (1, 3, b)]);
+        // Target colors alpha by pid and everything else black.
+        assert_eq!(spans(&model, (0, 160), 4, &Coloring::Target("al".into())), [(0, 1, a), (1, 3, Rgb::BLACK)]);
+    }
+
+    #[test]
+    fn uncertain_time_is_grey() {
+        let model = Scenario::new(1, &[(1, "alpha")])
+            .other(0, 0, 1)
+            .other(30, 0, 1)
+            .lost(0, 5)
+            .switch(60, 0, 1, S, 0)
+            .other(100, 0, 0)
+            .finish();
+        assert_eq!(spans(&model, (0, 100), 10, &Coloring::ByPid), [(0, 3, color_of(1)), (3, 6, Rgb::UNKNOWN)]);
+    }
+}
