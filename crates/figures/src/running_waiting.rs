@@ -1,0 +1,140 @@
+//! The running/waiting plot of the schedgraph paper as data at the output's resolution:
+//! per pixel column, the first, lowest, highest and last number of running tasks and of
+//! running plus waiting tasks (so a spike shorter than a column still shows), and how
+//! much of the column had a task waiting while a CPU idled. Zoomed in far enough, each
+//! column holds one value and the lines are the exact step functions.
+
+use analysis::occupancy::{cpu_queue_length, sweep};
+use analysis::{TaskFilter, Window};
+use model::{Cpu, Model, Nanos};
+
+/// The values a count took within one column.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extent {
+    pub first: u32,
+    pub min: u32,
+    pub max: u32,
+    pub last: u32,
+}
+
+impl Extent {
+    fn start(value: u32) -> Extent {
+        Extent { first: value, min: value, max: value, last: value }
+    }
+
+    fn add(&mut self, value: u32) {
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.last = value;
+    }
+}
+
+/// One pixel column of the plot.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Column {
+    pub running: Extent,
+    /// Running plus waiting.
+    pub total: Extent,
+    /// Share of the column during which a task waited while a CPU idled.
+    pub waiting_while_idle: f64,
+}
+
+/// Maps stretches of time onto pixel columns.
+struct ColumnMap {
+    start: Nanos,
+    ns_per_column: f64,
+    count: usize,
+}
+
+impl ColumnMap {
+    fn new(window: Window, columns: u32) -> ColumnMap {
+        let count = columns.max(1) as usize;
+        ColumnMap { start: window.start, ns_per_column: window.len().0.max(1) as f64 / count as f64, count }
+    }
+
+    /// The columns `[start, end)` touches, each with the share of it covered.
+    fn covered(&self, start: Nanos, end: Nanos) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let x0 = (start.0.saturating_sub(self.start.0)) as f64 / self.ns_per_column;
+        let x1 = (end.0.saturating_sub(self.start.0)) as f64 / self.ns_per_column;
+        let (first, last) = (x0.floor() as usize, ((x1.ceil() as usize).max(1) - 1).min(self.count - 1));
+        (first.min(self.count - 1)..=last).map(move |c| (c, x1.min(c as f64 + 1.0) - x0.max(c as f64)))
+    }
+}
+
+/// The plot's columns for `window`, counting the tasks `filter` accepts.
+pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter) -> Vec<Column> {
+    let map = ColumnMap::new(window, columns);
+    let mut out: Vec<Option<Column>> = vec![None; map.count];
+    sweep(model, window, filter, |start, end, occupancy| {
+        let (running, total) = (occupancy.running, occupancy.running + occupancy.waiting);
+        for (index, share) in map.covered(start, end) {
+            let column = out[index].get_or_insert(Column {
+                running: Extent::start(running),
+                total: Extent::start(total),
+                waiting_while_idle: 0.0,
+            });
+            column.running.add(running);
+            column.total.add(total);
+            if occupancy.waiting_while_idle() {
+                column.waiting_while_idle += share;
+            }
+        }
+    });
+    out.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// A CPU's runqueue length (running plus waiting there) per column: the highest value.
+pub fn queue_length_columns(model: &Model, cpu: Cpu, window: Window, columns: u32, filter: &TaskFilter) -> Vec<u32> {
+    let map = ColumnMap::new(window, columns);
+    let mut out = vec![0u32; map.count];
+    cpu_queue_length(model, cpu, window, filter, |start, end, length| {
+        for (index, _) in map.covered(start, end) {
+            out[index] = out[index].max(length);
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::scenario::*;
+
+    /// 0: AAAAABBBBBAAAAA   B waits behind A from 20 to 50, then A behind B until 100,
+    /// 0q ..bbbaaaaa.....   while CPU 1 idles.
+    /// 1: ...............
+    fn model() -> Model {
+        Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+            .other(0, 0, 1)
+            .switch(0, 1, 7, S, 0)
+            .wake(20, 0, 1, 2, 0)
+            .switch(50, 0, 1, R, 2)
+            .switch(100, 0, 2, S, 1)
+            .other(150, 0, 1)
+            .other(150, 1, 0)
+            .finish()
+    }
+
+    fn e(first: u32, min: u32, max: u32, last: u32) -> Extent {
+        Extent { first, min, max, last }
+    }
+
+    #[test]
+    fn columns_keep_extremes_and_shade_waiting_while_idle() {
+        let model = model();
+        let window = Window::new(Nanos(0), Nanos(150));
+        let cols = columns(&model, window, 3, &TaskFilter::default());
+        assert_eq!(cols.iter().map(|c| c.total).collect::<Vec<_>>(), [e(1, 1, 2, 2), e(2, 2, 2, 2), e(1, 1, 1, 1)]);
+        assert!(cols.iter().all(|c| c.running == e(1, 1, 1, 1)));
+        let shaded: Vec<f64> = cols.iter().map(|c| (c.waiting_while_idle * 100.0).round() / 100.0).collect();
+        assert_eq!(shaded, [0.6, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn per_cpu_queue_lengths() {
+        let model = model();
+        let window = Window::new(Nanos(0), Nanos(150));
+        assert_eq!(queue_length_columns(&model, Cpu(0), window, 3, &TaskFilter::default()), [2, 2, 1]);
+        assert_eq!(queue_length_columns(&model, Cpu(1), window, 3, &TaskFilter::default()), [0, 0, 0]);
+    }
+}
