@@ -18,17 +18,12 @@ const SECTION_COMPRESSED: u16 = 1;
 type OptionList = Vec<(u16, Vec<u8>)>;
 
 pub(crate) fn write_file(w: &TraceWriter, out: impl Write) -> Result<u64, WriteError> {
-    let mut out = Emitter {
-        out: BufWriter::with_capacity(1 << 20, out),
-        pos: 0,
-    };
+    let mut out = Emitter { out: BufWriter::with_capacity(1 << 20, out), pos: 0 };
     match w.format.version {
         FileVersion::V6 => write_v6(w, &mut out)?,
         FileVersion::V7 { compression } => write_v7(w, compression, &mut out)?,
     }
-    out.out
-        .flush()
-        .map_err(|e| WriteError::io("writing the output", e))?;
+    out.out.flush().map_err(|e| WriteError::io("writing the output", e))?;
     Ok(out.pos)
 }
 
@@ -40,10 +35,7 @@ struct Enc {
 
 impl Enc {
     fn new(endian: Endian) -> Enc {
-        Enc {
-            endian,
-            buf: Vec::new(),
-        }
+        Enc { endian, buf: Vec::new() }
     }
 
     fn u16(&mut self, v: u16) -> &mut Enc {
@@ -87,10 +79,7 @@ impl Enc {
 }
 
 fn u32_size(what: &'static str, size: usize) -> Result<u32, WriteError> {
-    u32::try_from(size).map_err(|_| WriteError::TooLarge {
-        what,
-        size: size as u64,
-    })
+    u32::try_from(size).map_err(|_| WriteError::TooLarge { what, size: size as u64 })
 }
 
 /// Writes sequentially, counting the offset.
@@ -101,9 +90,7 @@ struct Emitter<W: Write> {
 
 impl<W: Write> Emitter<W> {
     fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
-        self.out
-            .write_all(bytes)
-            .map_err(|e| WriteError::io("writing the output", e))?;
+        self.out.write_all(bytes).map_err(|e| WriteError::io("writing the output", e))?;
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -141,9 +128,7 @@ fn file_header(w: &TraceWriter, first_options: u64) -> Vec<u8> {
     e.bytes(&[(f.endian == Endian::Big) as u8, f.long_size]);
     e.u32(f.page_size);
     if let FileVersion::V7 { compression } = f.version {
-        e.cstr(compression.name())
-            .cstr(codec_version(compression))
-            .u64(first_options);
+        e.cstr(compression.name()).cstr(codec_version(compression)).u64(first_options);
     }
     e.done()
 }
@@ -160,8 +145,16 @@ fn codec_version(codec: Codec) -> &'static str {
     }
 }
 
-/// The metadata every version stores: (section id, section description, contents).
-fn metadata(w: &TraceWriter) -> Result<Vec<(u16, &'static str, Vec<u8>)>, WriteError> {
+/// One part of the metadata every version stores, with its version 7 section id and
+/// description.
+struct Part {
+    id: u16,
+    description: &'static str,
+    contents: Vec<u8>,
+}
+
+/// Header info, ftrace and event formats, kallsyms, printk formats and cmdlines.
+fn metadata(w: &TraceWriter) -> Result<Vec<Part>, WriteError> {
     let mut e = Enc::new(w.format.endian);
     e.bytes(b"header_page\0")
         .sized_u64(w.header_page.as_bytes())
@@ -182,17 +175,16 @@ fn metadata(w: &TraceWriter) -> Result<Vec<(u16, &'static str, Vec<u8>)>, WriteE
     }
     let events = e.done();
     let kallsyms = e.sized_u32("kallsyms", w.kallsyms.as_bytes())?.done();
-    let printk = e
-        .sized_u32("printk formats", w.printk_formats.as_bytes())?
-        .done();
+    let printk = e.sized_u32("printk formats", w.printk_formats.as_bytes())?.done();
     let cmdlines = e.sized_u64(w.cmdlines.as_bytes()).done();
+    let part = |id, description, contents| Part { id, description, contents };
     Ok(vec![
-        (id::HEADER_INFO, "headers", header_info),
-        (id::FTRACE_EVENTS, "ftrace events", ftrace),
-        (id::EVENT_FORMATS, "events format", events),
-        (id::KALLSYMS, "kallsyms", kallsyms),
-        (id::PRINTK, "printk", printk),
-        (id::CMDLINES, "command lines", cmdlines),
+        part(id::HEADER_INFO, "headers", header_info),
+        part(id::FTRACE_EVENTS, "ftrace events", ftrace),
+        part(id::EVENT_FORMATS, "events format", events),
+        part(id::KALLSYMS, "kallsyms", kallsyms),
+        part(id::PRINTK, "printk", printk),
+        part(id::CMDLINES, "command lines", cmdlines),
     ])
 }
 
@@ -204,10 +196,7 @@ fn common_options(w: &TraceWriter) -> OptionList {
         data.push(0);
         data
     };
-    let trace_clock = o
-        .trace_clock
-        .clone()
-        .unwrap_or_else(|| format!("[{}]", w.buffers[0].clock));
+    let trace_clock = o.trace_clock.clone().unwrap_or_else(|| format!("[{}]", w.buffers[0].clock));
     let mut list = OptionList::new();
     list.extend(o.date.iter().map(|d| (id::DATE, text(d))));
     list.extend(o.offsets.iter().map(|d| (id::OFFSET, text(d))));
@@ -243,11 +232,7 @@ fn plan_cpus(buffer: &BufferState, mut pos: u64) -> (Vec<CpuPlan<'_>>, u64) {
         };
         let offset = pos.next_multiple_of(buffer.page_size.into());
         pos = offset + stored.file_size();
-        cpus.push(CpuPlan {
-            cpu,
-            offset,
-            stored,
-        });
+        cpus.push(CpuPlan { cpu, offset, stored });
     }
     (cpus, pos)
 }
@@ -259,8 +244,8 @@ fn write_v6<W: Write>(w: &TraceWriter, out: &mut Emitter<W>) -> Result<(), Write
     let header = file_header(w, 0);
     let metadata = metadata(w)?;
     let instances = w.buffers.len() - 1;
-    let options_at =
-        header.len() as u64 + metadata.iter().map(|m| m.2.len() as u64).sum::<u64>() + 4;
+    let metadata_len: u64 = metadata.iter().map(|m| m.contents.len() as u64).sum();
+    let options_at = header.len() as u64 + metadata_len + 4;
     let mut pos = options_at + v6_options(w, &vec![0; instances])?.len() as u64;
     let mut tables = Vec::new();
     for buffer in &w.buffers {
@@ -271,8 +256,8 @@ fn write_v6<W: Write>(w: &TraceWriter, out: &mut Emitter<W>) -> Result<(), Write
     }
     let instance_offsets: Vec<u64> = tables[1..].iter().map(|t| t.0).collect();
     out.put(&header)?;
-    for (_, _, contents) in &metadata {
-        out.put(contents)?;
+    for part in &metadata {
+        out.put(&part.contents)?;
     }
     out.put(&w.format.endian.to_bytes_u32(w.cpu_count))?;
     debug_assert_eq!(out.pos, options_at);
@@ -348,33 +333,14 @@ struct Section {
 }
 
 impl Section {
-    fn new(
-        w: &TraceWriter,
-        id: u16,
-        description: u32,
-        contents: Vec<u8>,
-    ) -> Result<Section, WriteError> {
+    fn new(w: &TraceWriter, id: u16, description: u32, contents: Vec<u8>) -> Result<Section, WriteError> {
         let Some(codec) = w.format.codec() else {
-            return Ok(Section {
-                id,
-                flags: 0,
-                description,
-                body: contents,
-            });
+            return Ok(Section { id, flags: 0, description, body: contents });
         };
-        let packed = codec
-            .compress(&contents)
-            .map_err(|e| WriteError::Compression(e.to_string()))?;
+        let packed = codec.compress(&contents).map_err(|e| WriteError::Compression(e.to_string()))?;
         let mut e = Enc::new(w.format.endian);
-        e.u32(u32_size("compressed section", packed.len())?)
-            .u32(u32_size("section", contents.len())?)
-            .bytes(&packed);
-        Ok(Section {
-            id,
-            flags: SECTION_COMPRESSED,
-            description,
-            body: e.done(),
-        })
+        e.u32(u32_size("compressed section", packed.len())?).u32(u32_size("section", contents.len())?).bytes(&packed);
+        Ok(Section { id, flags: SECTION_COMPRESSED, description, body: e.done() })
     }
 
     fn len(&self) -> u64 {
@@ -382,34 +348,18 @@ impl Section {
     }
 
     fn emit<W: Write>(&self, w: &TraceWriter, out: &mut Emitter<W>) -> Result<(), WriteError> {
-        out.put(&section_header(
-            w,
-            self.id,
-            self.flags,
-            self.description,
-            self.body.len() as u64,
-        ))?;
+        out.put(&section_header(w, self.id, self.flags, self.description, self.body.len() as u64))?;
         out.put(&self.body)
     }
 }
 
 fn section_header(w: &TraceWriter, id: u16, flags: u16, description: u32, size: u64) -> Vec<u8> {
-    Enc::new(w.format.endian)
-        .u16(id)
-        .u16(flags)
-        .u32(description)
-        .u64(size)
-        .done()
+    Enc::new(w.format.endian).u16(id).u16(flags).u32(description).u64(size).done()
 }
 
 /// An options section: the options, then DONE with the offset of the next options
 /// section (0 for the last).
-fn options_section(
-    w: &TraceWriter,
-    description: u32,
-    options: &OptionList,
-    next: u64,
-) -> Result<Vec<u8>, WriteError> {
+fn options_section(w: &TraceWriter, description: u32, options: &OptionList, next: u64) -> Result<Vec<u8>, WriteError> {
     let mut body = Enc::new(w.format.endian);
     encode_options(&mut body, options)?;
     let body = body.u16(id::DONE).u32(8).u64(next).done();
@@ -432,11 +382,7 @@ impl<'a> BufferPlan<'a> {
     fn new(w: &TraceWriter, buffer: &'a BufferState, at: u64, description: u32) -> Self {
         let (cpus, data_end) = plan_cpus(buffer, at + 16);
         let mut e = Enc::new(w.format.endian);
-        e.u64(at)
-            .cstr(&buffer.name)
-            .cstr(&buffer.clock)
-            .u32(buffer.page_size)
-            .u32(cpus.len() as u32);
+        e.u64(at).cstr(&buffer.name).cstr(&buffer.clock).u32(buffer.page_size).u32(cpus.len() as u32);
         for cpu in &cpus {
             e.u32(cpu.cpu).u64(cpu.offset).u64(cpu.stored.file_size());
         }
@@ -451,23 +397,16 @@ impl<'a> BufferPlan<'a> {
     }
 }
 
-fn write_v7<W: Write>(
-    w: &TraceWriter,
-    codec: Codec,
-    out: &mut Emitter<W>,
-) -> Result<(), WriteError> {
+fn write_v7<W: Write>(w: &TraceWriter, codec: Codec, out: &mut Emitter<W>) -> Result<(), WriteError> {
     let mut strings = Strings::default();
     let mut sections = Vec::new();
-    for (id, description, contents) in metadata(w)? {
-        let description = strings.id(description);
-        sections.push(Section::new(w, id, description, contents)?);
+    for part in metadata(w)? {
+        let description = strings.id(part.description);
+        sections.push(Section::new(w, part.id, description, part.contents)?);
     }
     let options_description = strings.id("options");
-    let buffer_descriptions: Vec<u32> = w
-        .buffers
-        .iter()
-        .map(|b| strings.id(&format!("buffer flyrecord {}", b.name)))
-        .collect();
+    let buffer_descriptions: Vec<u32> =
+        w.buffers.iter().map(|b| strings.id(&format!("buffer flyrecord {}", b.name))).collect();
     let strings_description = strings.id("strings");
 
     let mut pos = file_header(w, 0).len() as u64;
@@ -477,17 +416,13 @@ fn write_v7<W: Write>(
         pos += section.len();
     }
     main_options.extend(common_options(w));
-    main_options.push((
-        id::CPUCOUNT,
-        Enc::new(w.format.endian).u32(w.cpu_count).done(),
-    ));
+    main_options.push((id::CPUCOUNT, Enc::new(w.format.endian).u32(w.cpu_count).done()));
     let main_at = pos;
     pos += options_section(w, options_description, &main_options, 0)?.len() as u64;
     let mut buffers = Vec::new();
     for (buffer, &description) in w.buffers.iter().zip(&buffer_descriptions) {
         let plan = BufferPlan::new(w, buffer, pos, description);
-        pos = plan.options_at
-            + options_section(w, options_description, &plan.options, 0)?.len() as u64;
+        pos = plan.options_at + options_section(w, options_description, &plan.options, 0)?.len() as u64;
         buffers.push(plan);
     }
     let strings_section = Section::new(w, id::STRINGS, strings_description, strings.blob)?;
@@ -498,37 +433,17 @@ fn write_v7<W: Write>(
     }
     debug_assert_eq!(out.pos, main_at);
     let next = buffers.first().map_or(0, |b| b.options_at);
-    out.put(&options_section(
-        w,
-        options_description,
-        &main_options,
-        next,
-    )?)?;
+    out.put(&options_section(w, options_description, &main_options, next)?)?;
     for (index, plan) in buffers.iter().enumerate() {
         debug_assert_eq!(out.pos, plan.section_at);
-        let flags = if codec == Codec::None {
-            0
-        } else {
-            SECTION_COMPRESSED
-        };
+        let flags = if codec == Codec::None { 0 } else { SECTION_COMPRESSED };
         let size = plan.data_end - (plan.section_at + 16);
-        out.put(&section_header(
-            w,
-            id::BUFFER,
-            flags,
-            plan.description,
-            size,
-        ))?;
+        out.put(&section_header(w, id::BUFFER, flags, plan.description, size))?;
         for cpu in &plan.cpus {
             out.cpu_data(w, cpu)?;
         }
         let next = buffers.get(index + 1).map_or(0, |b| b.options_at);
-        out.put(&options_section(
-            w,
-            options_description,
-            &plan.options,
-            next,
-        )?)?;
+        out.put(&options_section(w, options_description, &plan.options, next)?)?;
     }
     strings_section.emit(w, out)
 }

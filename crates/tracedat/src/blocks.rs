@@ -28,15 +28,8 @@ pub struct Chunk {
 /// How a CPU's data is cut into blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BlockPlan {
-    Raw {
-        offset: u64,
-        size: u64,
-        block_len: u64,
-    },
-    Chunks {
-        codec: Codec,
-        chunks: Vec<Chunk>,
-    },
+    Raw { offset: u64, size: u64, block_len: u64 },
+    Chunks { codec: Codec, chunks: Vec<Chunk> },
 }
 
 /// A problem found while planning or reading blocks, with the file offset.
@@ -47,33 +40,19 @@ pub struct BlockError {
 }
 
 impl BlockPlan {
-    pub fn raw(
-        offset: u64,
-        size: u64,
-        page_size: u32,
-        file_len: u64,
-    ) -> (BlockPlan, Option<BlockError>) {
+    pub fn raw(offset: u64, size: u64, page_size: u32, file_len: u64) -> (BlockPlan, Option<BlockError>) {
         let available = file_len.saturating_sub(offset);
         let damage = (size > available).then(|| BlockError {
             offset: offset.saturating_add(available),
             message: format!("data cut off: {size} bytes recorded, {available} present"),
         });
-        let plan = BlockPlan::Raw {
-            offset,
-            size: size.min(available),
-            block_len: page_size as u64 * RAW_BLOCK_PAGES,
-        };
+        let plan = BlockPlan::Raw { offset, size: size.min(available), block_len: page_size as u64 * RAW_BLOCK_PAGES };
         (plan, damage)
     }
 
     /// Reads the chunk table at `offset`: a chunk count, then `{compressed size, size, data}`
     /// per chunk. Damage ends the table early; the chunks before it stay usable.
-    pub fn chunks(
-        source: &dyn Source,
-        offset: u64,
-        endian: Endian,
-        codec: Codec,
-    ) -> (BlockPlan, Option<BlockError>) {
+    pub fn chunks(source: &dyn Source, offset: u64, endian: Endian, codec: Codec) -> (BlockPlan, Option<BlockError>) {
         let mut r = Reader::over_source(source, offset, endian, Section::FlyrecordTable);
         let mut chunks = Vec::new();
         let damage = (|| {
@@ -88,7 +67,9 @@ impl BlockPlan {
                 if len > MAX_CHUNK_BYTES || u64::from(compressed_len) > r.remaining() {
                     return Err(BlockError {
                         offset: at,
-                        message: format!("chunk {index} of {count} is damaged ({compressed_len} bytes packed, {len} unpacked)"),
+                        message: format!(
+                            "chunk {index} of {count} is damaged ({compressed_len} bytes packed, {len} unpacked)"
+                        ),
                     });
                 }
                 chunks.push(Chunk { offset: r.offset(), compressed_len, len });
@@ -102,9 +83,7 @@ impl BlockPlan {
 
     pub fn block_count(&self) -> usize {
         match self {
-            BlockPlan::Raw {
-                size, block_len, ..
-            } => size.div_ceil(*block_len) as usize,
+            BlockPlan::Raw { size, block_len, .. } => size.div_ceil(*block_len) as usize,
             BlockPlan::Chunks { chunks, .. } => chunks.len(),
         }
     }
@@ -112,9 +91,7 @@ impl BlockPlan {
     /// File offset where block `index` starts (its compressed bytes, for chunks).
     pub fn block_offset(&self, index: usize) -> u64 {
         match self {
-            BlockPlan::Raw {
-                offset, block_len, ..
-            } => offset + index as u64 * block_len,
+            BlockPlan::Raw { offset, block_len, .. } => offset + index as u64 * block_len,
             BlockPlan::Chunks { chunks, .. } => chunks[index].offset,
         }
     }
@@ -122,25 +99,15 @@ impl BlockPlan {
     /// Bytes of the file block `index` covers.
     pub fn block_file_len(&self, index: usize) -> u64 {
         match self {
-            BlockPlan::Raw {
-                size, block_len, ..
-            } => (*block_len).min(size - index as u64 * block_len),
+            BlockPlan::Raw { size, block_len, .. } => (*block_len).min(size - index as u64 * block_len),
             BlockPlan::Chunks { chunks, .. } => chunks[index].compressed_len as u64 + 8,
         }
     }
 
     /// Reads block `index` (decompressed) into `out`.
-    pub fn read_block(
-        &self,
-        source: &dyn Source,
-        index: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), BlockError> {
+    pub fn read_block(&self, source: &dyn Source, index: usize, out: &mut Vec<u8>) -> Result<(), BlockError> {
         let offset = self.block_offset(index);
-        let io_error = |e: std::io::Error| BlockError {
-            offset,
-            message: e.to_string(),
-        };
+        let io_error = |e: std::io::Error| BlockError { offset, message: e.to_string() };
         match self {
             BlockPlan::Raw { .. } => {
                 out.clear();
@@ -150,15 +117,10 @@ impl BlockPlan {
             BlockPlan::Chunks { codec, chunks } => {
                 let chunk = chunks[index];
                 let mut packed = vec![0u8; chunk.compressed_len as usize];
-                source
-                    .read_exact_at(offset, &mut packed)
-                    .map_err(io_error)?;
+                source.read_exact_at(offset, &mut packed).map_err(io_error)?;
                 codec
                     .decompress(&packed, chunk.len as usize, out)
-                    .map_err(|e| BlockError {
-                        offset,
-                        message: format!("chunk {index}: {e}"),
-                    })
+                    .map_err(|e| BlockError { offset, message: format!("chunk {index}: {e}") })
             }
         }
     }
@@ -193,10 +155,7 @@ impl Prefetcher {
                 })
             })
             .collect();
-        Prefetcher {
-            jobs: Some(sender),
-            workers,
-        }
+        Prefetcher { jobs: Some(sender), workers }
     }
 
     fn submit(&self, job: Job) {
@@ -227,13 +186,7 @@ pub struct BlockFetcher {
 
 impl BlockFetcher {
     pub fn new(plan: BlockPlan, source: Arc<dyn Source>) -> BlockFetcher {
-        BlockFetcher {
-            plan: Arc::new(plan),
-            source,
-            requested: 0,
-            delivered: 0,
-            in_flight: VecDeque::new(),
-        }
+        BlockFetcher { plan: Arc::new(plan), source, requested: 0, delivered: 0, in_flight: VecDeque::new() }
     }
 
     pub fn plan(&self) -> &BlockPlan {
@@ -246,11 +199,7 @@ impl BlockFetcher {
     }
 
     /// The next block; `out` is reused when reading directly.
-    pub fn next(
-        &mut self,
-        prefetcher: Option<&Prefetcher>,
-        out: &mut Vec<u8>,
-    ) -> Option<Result<(), BlockError>> {
+    pub fn next(&mut self, prefetcher: Option<&Prefetcher>, out: &mut Vec<u8>) -> Option<Result<(), BlockError>> {
         if self.delivered >= self.plan.block_count() {
             return None;
         }
@@ -272,20 +221,13 @@ impl BlockFetcher {
                 Ok(())
             }
             Some(Err(e)) => Err(e),
-            None => Err(BlockError {
-                offset: self.plan.block_offset(index),
-                message: "worker thread failed".into(),
-            }),
+            None => Err(BlockError { offset: self.plan.block_offset(index), message: "worker thread failed".into() }),
         })
     }
 
     fn request(&mut self, prefetcher: &Prefetcher) {
         let (tx, rx) = mpsc::sync_channel(1);
-        let (plan, source, index) = (
-            Arc::clone(&self.plan),
-            Arc::clone(&self.source),
-            self.requested,
-        );
+        let (plan, source, index) = (Arc::clone(&self.plan), Arc::clone(&self.source), self.requested);
         prefetcher.submit(Box::new(move || {
             let mut out = Vec::new();
             let result = plan.read_block(&*source, index, &mut out).map(|()| out);
@@ -344,12 +286,7 @@ mod tests {
     #[test]
     fn raw_plan_is_cut_to_the_file() {
         let (plan, damage) = BlockPlan::raw(100, 10_000, 64, 5_000);
-        assert_eq!(
-            (0..plan.block_count())
-                .map(|i| plan.block_file_len(i))
-                .sum::<u64>(),
-            4_900
-        );
+        assert_eq!((0..plan.block_count()).map(|i| plan.block_file_len(i)).sum::<u64>(), 4_900);
         assert_eq!(damage.unwrap().offset, 5_000);
         assert_eq!(plan.block_count(), 5);
     }

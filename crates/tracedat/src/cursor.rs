@@ -89,8 +89,7 @@ impl CpuCursor {
         loop {
             if self.in_page {
                 let data = &self.block[self.data_start..self.data_end];
-                let mut records =
-                    PageRecords::resume(data, self.record_pos, self.raw_ts, self.layout.endian);
+                let mut records = PageRecords::resume(data, self.record_pos, self.raw_ts, self.layout.endian);
                 match records.next() {
                     Some(Ok(record)) => {
                         self.record_pos = records.position();
@@ -162,10 +161,7 @@ impl CpuCursor {
     }
 
     fn section(&self) -> Section {
-        Section::CpuData {
-            buffer: self.buffer_name.clone(),
-            cpu: self.cpu,
-        }
+        Section::CpuData { buffer: self.buffer_name.clone(), cpu: self.cpu }
     }
 
     pub fn block_error(&self, e: BlockError) -> Error {
@@ -184,17 +180,9 @@ impl CpuCursor {
             BlockPlan::Raw { .. } => (block_offset + self.page_start as u64, kind),
             BlockPlan::Chunks { .. } => {
                 let page = self.page_start / self.page_size;
-                (
-                    block_offset,
-                    ErrorKind::Malformed(format!("page {page} of the chunk: {kind}")),
-                )
+                (block_offset, ErrorKind::Malformed(format!("page {page} of the chunk: {kind}")))
             }
         };
-        Error {
-            input: self.input.clone(),
-            section: self.section(),
-            offset,
-            kind,
-        }
+        Error { input: self.input.clone(), section: self.section(), offset, kind }
     }
 }

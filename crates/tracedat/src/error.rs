@@ -77,10 +77,7 @@ pub enum ErrorKind {
     #[error("decompression failed: {0}")]
     Decompress(String),
     #[error("expected {expected}, found {found:?}")]
-    Unexpected {
-        expected: &'static str,
-        found: String,
-    },
+    Unexpected { expected: &'static str, found: String },
     #[error("{0}")]
     Malformed(String),
     #[error("the kernel's pre-2.6.31 ring-buffer format is not supported")]
@@ -112,11 +109,7 @@ pub(crate) struct Located {
 
 impl Located {
     pub fn new(section: Section, offset: u64, kind: ErrorKind) -> Located {
-        Located {
-            section,
-            offset,
-            kind,
-        }
+        Located { section, offset, kind }
     }
 
     pub fn malformed(section: Section, offset: u64, message: impl Into<String>) -> Located {
@@ -124,12 +117,7 @@ impl Located {
     }
 
     pub fn named(self, input: &str) -> Error {
-        Error {
-            input: input.to_string(),
-            section: self.section,
-            offset: self.offset,
-            kind: self.kind,
-        }
+        Error { input: input.to_string(), section: self.section, offset: self.offset, kind: self.kind }
     }
 }
 

@@ -17,13 +17,11 @@ pub struct FieldRef {
 impl FieldRef {
     /// The accessor for a scalar field; `None` for arrays and dynamic fields.
     pub fn of(field: &Field) -> Option<FieldRef> {
-        (field.kind == FieldKind::Scalar && matches!(field.size, 1 | 2 | 4 | 8)).then_some(
-            FieldRef {
-                offset: field.offset,
-                size: field.size as u8,
-                signed: field.signed,
-            },
-        )
+        (field.kind == FieldKind::Scalar && matches!(field.size, 1 | 2 | 4 | 8)).then_some(FieldRef {
+            offset: field.offset,
+            size: field.size as u8,
+            signed: field.signed,
+        })
     }
 }
 
@@ -69,17 +67,10 @@ impl<'a> Value<'a> {
     /// The elements of an array, each as a signed or unsigned number.
     pub fn elements(&self) -> impl Iterator<Item = Value<'a>> + 'a {
         let (bytes, size, signed, endian) = match *self {
-            Value::Array {
-                bytes,
-                size,
-                signed,
-                endian,
-            } => (bytes, size, signed, endian),
+            Value::Array { bytes, size, signed, endian } => (bytes, size, signed, endian),
             _ => (&[][..], 1, false, Endian::Little),
         };
-        bytes
-            .chunks_exact(size.max(1) as usize)
-            .map(move |b| number(b, endian, signed))
+        bytes.chunks_exact(size.max(1) as usize).map(move |b| number(b, endian, signed))
     }
 }
 
@@ -152,10 +143,7 @@ impl<'a> Event<'a> {
     /// The event's own (non-common) fields with their values, in format order.
     /// A field that does not fit the record gives `None`.
     pub fn fields(&self) -> impl Iterator<Item = (&'a Field, Option<Value<'a>>)> + '_ {
-        self.format
-            .into_iter()
-            .flat_map(|f| f.fields.iter())
-            .map(|field| (field, self.value(field)))
+        self.format.into_iter().flat_map(|f| f.fields.iter()).map(|field| (field, self.value(field)))
     }
 
     /// Decodes `field` from this record.
@@ -177,12 +165,7 @@ impl<'a> Event<'a> {
         };
         Some(match field.element {
             Element::Char => Value::Str(until_nul(bytes)),
-            Element::Int { size, signed } => Value::Array {
-                bytes,
-                size,
-                signed,
-                endian: self.endian,
-            },
+            Element::Int { size, signed } => Value::Array { bytes, size, signed, endian: self.endian },
             Element::Byte => Value::Bytes(bytes),
         })
     }

@@ -80,10 +80,7 @@ pub struct EventFormat {
 impl EventFormat {
     /// Finds a field by name, the event's own fields first, then the common ones.
     pub fn field(&self, name: &str) -> Option<&Field> {
-        self.fields
-            .iter()
-            .chain(&self.common_fields)
-            .find(|f| f.name == name)
+        self.fields.iter().chain(&self.common_fields).find(|f| f.name == name)
     }
 }
 
@@ -100,13 +97,11 @@ impl fmt::Display for FormatError {
     }
 }
 
+impl std::error::Error for FormatError {}
+
 /// Parses one format file of `system`. `long_size` is the kernel's long size, used for
 /// dynamic arrays of `long`.
-pub fn parse_event_format(
-    system: &str,
-    text: &str,
-    long_size: u8,
-) -> Result<EventFormat, FormatError> {
+pub fn parse_event_format(system: &str, text: &str, long_size: u8) -> Result<EventFormat, FormatError> {
     let mut name = None;
     let mut id = None;
     let mut common_fields = Vec::new();
@@ -118,18 +113,11 @@ pub fn parse_event_format(
     for (index, raw_line) in text.lines().enumerate() {
         let line_no = index + 1;
         let line = raw_line.trim();
-        let err = |message: String| FormatError {
-            line: line_no,
-            message,
-        };
+        let err = |message: String| FormatError { line: line_no, message };
         if let Some(rest) = line.strip_prefix("name:") {
             name = Some(rest.trim().to_string());
         } else if let Some(rest) = line.strip_prefix("ID:") {
-            id = Some(
-                rest.trim()
-                    .parse::<u32>()
-                    .map_err(|_| err(format!("bad ID {:?}", rest.trim())))?,
-            );
+            id = Some(rest.trim().parse::<u32>().map_err(|_| err(format!("bad ID {:?}", rest.trim())))?);
         } else if line.starts_with("field") {
             let field = parse_field_line(line, long_size).map_err(err)?;
             seen_field = true;
@@ -147,22 +135,9 @@ pub fn parse_event_format(
             print_fmt = rest.trim().to_string();
         }
     }
-    let name = name.ok_or(FormatError {
-        line: 1,
-        message: "no name: line".into(),
-    })?;
-    let id = id.ok_or(FormatError {
-        line: 1,
-        message: format!("event {name} has no ID: line"),
-    })?;
-    Ok(EventFormat {
-        system: system.to_string(),
-        name,
-        id,
-        common_fields,
-        fields,
-        print_fmt,
-    })
+    let name = name.ok_or(FormatError { line: 1, message: "no name: line".into() })?;
+    let id = id.ok_or(FormatError { line: 1, message: format!("event {name} has no ID: line") })?;
+    Ok(EventFormat { system: system.to_string(), name, id, common_fields, fields, print_fmt })
 }
 
 /// Parses the field lines of a header file (`header_page`), which have no name or ID.
@@ -170,12 +145,7 @@ pub fn parse_field_list(text: &str, long_size: u8) -> Result<Vec<Field>, FormatE
     text.lines()
         .enumerate()
         .filter(|(_, l)| l.trim().starts_with("field"))
-        .map(|(i, l)| {
-            parse_field_line(l.trim(), long_size).map_err(|message| FormatError {
-                line: i + 1,
-                message,
-            })
-        })
+        .map(|(i, l)| parse_field_line(l.trim(), long_size).map_err(|message| FormatError { line: i + 1, message }))
         .collect()
 }
 
@@ -189,11 +159,8 @@ fn parse_field_line(line: &str, long_size: u8) -> Result<Field, String> {
         .ok_or_else(|| format!("not a field line: {line:?}"))?;
     let (mut offset, mut size, mut signed) = (None, None, None);
     for part in parts.filter(|p| !p.is_empty()) {
-        let (key, value) = part
-            .split_once(':')
-            .ok_or_else(|| format!("bad attribute {part:?}"))?;
-        let number =
-            parse_c_number(value.trim()).ok_or_else(|| format!("bad number in {part:?}"))?;
+        let (key, value) = part.split_once(':').ok_or_else(|| format!("bad attribute {part:?}"))?;
+        let number = parse_c_number(value.trim()).ok_or_else(|| format!("bad number in {part:?}"))?;
         match key.trim() {
             "offset" => offset = Some(number),
             "size" => size = Some(number),
@@ -234,21 +201,9 @@ impl Declaration {
         } else {
             FieldKind::Scalar
         };
-        let array_len = self
-            .brackets
-            .as_deref()
-            .and_then(|b| b.trim().parse::<u32>().ok());
+        let array_len = self.brackets.as_deref().and_then(|b| b.trim().parse::<u32>().ok());
         let element = element_of(&self.type_name, kind, array_len, size, signed, long_size);
-        Field {
-            type_name: self.type_name,
-            name: self.name,
-            array_len,
-            offset,
-            size,
-            signed,
-            kind,
-            element,
-        }
+        Field { type_name: self.type_name, name: self.name, array_len, offset, size, signed, kind, element }
     }
 }
 
@@ -256,17 +211,16 @@ fn parse_declaration(decl: &str) -> Result<Declaration, String> {
     let decl = decl.trim();
     let (head, brackets) = match decl.strip_suffix(']') {
         Some(without) => {
-            let open = without
-                .rfind('[')
-                .ok_or_else(|| format!("unbalanced brackets in {decl:?}"))?;
+            let open = without.rfind('[').ok_or_else(|| format!("unbalanced brackets in {decl:?}"))?;
             (&without[..open], Some(without[open + 1..].to_string()))
         }
         None => (decl, None),
     };
     let head = head.trim_end();
     let name_start = head
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = &head[name_start..];
     if name.is_empty() {
         return Err(format!("no field name in {decl:?}"));
@@ -280,24 +234,14 @@ fn parse_declaration(decl: &str) -> Result<Declaration, String> {
         type_name.push_str(b);
         type_name.push(']');
     }
-    Ok(Declaration {
-        type_name,
-        name: name.to_string(),
-        brackets,
-    })
+    Ok(Declaration { type_name, name: name.to_string(), brackets })
 }
 
 /// The base C type of an array or dynamic field: no `__data_loc`, brackets or `const`.
 fn base_type(type_name: &str) -> String {
-    let without_loc = type_name
-        .trim_start_matches("__data_loc")
-        .trim_start_matches("__rel_loc");
+    let without_loc = type_name.trim_start_matches("__data_loc").trim_start_matches("__rel_loc");
     let without_brackets = without_loc.split('[').next().unwrap_or("");
-    without_brackets
-        .split_whitespace()
-        .filter(|w| *w != "const" && *w != "volatile")
-        .collect::<Vec<_>>()
-        .join(" ")
+    without_brackets.split_whitespace().filter(|w| *w != "const" && *w != "volatile").collect::<Vec<_>>().join(" ")
 }
 
 fn element_of(
@@ -314,16 +258,10 @@ fn element_of(
         return Element::Char;
     }
     match kind {
-        FieldKind::Scalar => Element::Int {
-            size: size.min(255) as u8,
-            signed,
-        },
+        FieldKind::Scalar => Element::Int { size: size.min(255) as u8, signed },
         FieldKind::StaticArray => match array_len {
             Some(n) if n > 0 && size % n == 0 && matches!(size / n, 1 | 2 | 4 | 8) => {
-                Element::Int {
-                    size: (size / n) as u8,
-                    signed,
-                }
+                Element::Int { size: (size / n) as u8, signed }
             }
             _ => Element::Byte,
         },
@@ -354,10 +292,7 @@ fn named_int_type(base: &str, long_size: u8) -> Option<(u8, bool)> {
 /// Signedness when an old kernel's format has no `signed:` attribute.
 fn type_is_signed(type_name: &str) -> bool {
     let base = base_type(type_name);
-    !(base.contains("unsigned")
-        || base.starts_with('u')
-        || base.contains('*')
-        || base.starts_with("__u"))
+    !(base.contains("unsigned") || base.starts_with('u') || base.contains('*') || base.starts_with("__u"))
 }
 
 #[cfg(test)]
@@ -386,30 +321,13 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
     #[test]
     fn parses_sched_switch() {
         let f = parse_event_format("sched", SCHED_SWITCH, 8).unwrap();
-        assert_eq!(
-            (f.name.as_str(), f.id, f.system.as_str()),
-            ("sched_switch", 316, "sched")
-        );
+        assert_eq!((f.name.as_str(), f.id, f.system.as_str()), ("sched_switch", 316, "sched"));
         assert_eq!(f.common_fields.len(), 4);
         let names: Vec<_> = f.fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "prev_comm",
-                "prev_pid",
-                "prev_prio",
-                "prev_state",
-                "next_comm",
-                "next_pid",
-                "next_prio"
-            ]
-        );
+        assert_eq!(names, ["prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"]);
         let comm = f.field("prev_comm").unwrap();
         assert_eq!(comm.type_name, "char[16]");
-        assert_eq!(
-            (comm.kind, comm.element, comm.array_len),
-            (FieldKind::StaticArray, Element::Char, Some(16))
-        );
+        assert_eq!((comm.kind, comm.element, comm.array_len), (FieldKind::StaticArray, Element::Char, Some(16)));
         let state = f.field("prev_state").unwrap();
         assert_eq!((state.offset, state.size, state.signed), (32, 8, true));
         assert!(state.is_long());
@@ -427,33 +345,15 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
                     \tfield:char comm[TASK_COMM_LEN];\toffset:88;\tsize:16;\tsigned:0;\n";
         let f = parse_event_format("ftrace", text, 8).unwrap();
         let name = f.field("name").unwrap();
-        assert_eq!(
-            (name.kind, name.element),
-            (FieldKind::DataLoc, Element::Char)
-        );
+        assert_eq!((name.kind, name.element), (FieldKind::DataLoc, Element::Char));
         assert_eq!(name.type_name, "__data_loc char[]");
         let vals = f.field("vals").unwrap();
-        assert_eq!(
-            (vals.kind, vals.element),
-            (
-                FieldKind::RelLoc,
-                Element::Int {
-                    size: 4,
-                    signed: false
-                }
-            )
-        );
+        assert_eq!((vals.kind, vals.element), (FieldKind::RelLoc, Element::Int { size: 4, signed: false }));
         let fmt = f.field("fmt").unwrap();
         assert!(fmt.is_pointer());
         assert_eq!(fmt.kind, FieldKind::Scalar);
         let caller = f.field("caller").unwrap();
-        assert_eq!(
-            caller.element,
-            Element::Int {
-                size: 8,
-                signed: false
-            }
-        );
+        assert_eq!(caller.element, Element::Int { size: 8, signed: false });
         let comm = f.field("comm").unwrap();
         assert_eq!((comm.array_len, comm.element), (None, Element::Char));
     }
@@ -472,26 +372,20 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
 
     #[test]
     fn old_kernels_without_signed_attribute() {
-        let fields = parse_field_list(
-            "\tfield:int x;\toffset:0;\tsize:4;\n\tfield:u32 y;\toffset:4;\tsize:4;\n",
-            4,
-        )
-        .unwrap();
+        let fields =
+            parse_field_list("\tfield:int x;\toffset:0;\tsize:4;\n\tfield:u32 y;\toffset:4;\tsize:4;\n", 4).unwrap();
         assert!(fields[0].signed);
         assert!(!fields[1].signed);
     }
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        for text in [
-            "",
-            "name: a\n",
-            "ID: 3\n",
-            "name: a\nID: x\n",
-            "name: a\nID: 1\n\tfield:;offset:0;size:1;\n",
-        ] {
+        for text in ["", "name: a\n", "ID: 3\n", "name: a\nID: x\n", "name: a\nID: 1\n\tfield:;offset:0;size:1;\n"] {
             assert!(parse_event_format("s", text, 8).is_err(), "{text:?}");
         }
         assert!(parse_field_list("\tfield:int x[;\toffset:0;\tsize:4;\n", 8).is_err());
+        // A damaged byte turned into U+FFFD right before the name.
+        let f = parse_field_list("\tfield:char prev_c\u{fffd}mm;\toffset:0;\tsize:4;\n", 8).unwrap();
+        assert_eq!(f[0].name, "mm");
     }
 }

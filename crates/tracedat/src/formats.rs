@@ -23,28 +23,19 @@ pub struct CommonLayout {
 
 impl Default for CommonLayout {
     fn default() -> Self {
-        CommonLayout {
-            type_offset: 0,
-            type_size: 2,
-            pid_offset: 4,
-            pid_size: 4,
-        }
+        CommonLayout { type_offset: 0, type_size: 2, pid_offset: 4, pid_size: 4 }
     }
 }
 
 impl CommonLayout {
     #[inline]
     pub fn event_id(&self, data: &[u8], endian: Endian) -> Option<u32> {
-        endian
-            .read_uint(data.get(self.type_offset..)?, self.type_size)
-            .map(|v| v as u32)
+        endian.read_uint(data.get(self.type_offset..)?, self.type_size).map(|v| v as u32)
     }
 
     #[inline]
     pub fn pid(&self, data: &[u8], endian: Endian) -> Option<i32> {
-        endian
-            .read_uint(data.get(self.pid_offset..)?, self.pid_size)
-            .map(|v| v as i32)
+        endian.read_uint(data.get(self.pid_offset..)?, self.pid_size).map(|v| v as i32)
     }
 }
 
@@ -63,25 +54,15 @@ pub struct Formats {
 
 impl Formats {
     /// Parses format files given as (system, text) pairs, in file order.
-    pub fn parse<'a>(
-        files: impl IntoIterator<Item = (&'a str, &'a str)>,
-        long_size: u8,
-    ) -> Formats {
+    pub fn parse<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>, long_size: u8) -> Formats {
         let mut formats = Formats::default();
         for (system, text) in files {
             match parse_event_format(system, text, long_size) {
                 Ok(format) => formats.insert(format),
-                Err(error) => formats.rejected.push(RejectedFormat {
-                    system: system.to_string(),
-                    error,
-                }),
+                Err(error) => formats.rejected.push(RejectedFormat { system: system.to_string(), error }),
             }
         }
-        formats.common = formats
-            .list
-            .first()
-            .map(common_layout_of)
-            .unwrap_or_default();
+        formats.common = formats.list.first().map(common_layout_of).unwrap_or_default();
         formats
     }
 
@@ -110,10 +91,7 @@ impl Formats {
     /// The format of an event by name, optionally `system:name`.
     pub fn by_name(&self, name: &str) -> Option<&EventFormat> {
         match name.split_once(':') {
-            Some((system, event)) => self
-                .list
-                .iter()
-                .find(|f| f.system == system && f.name == event),
+            Some((system, event)) => self.list.iter().find(|f| f.system == system && f.name == event),
             None => self.list.iter().find(|f| f.name == name),
         }
     }
@@ -134,20 +112,11 @@ impl Formats {
 fn common_layout_of(format: &EventFormat) -> CommonLayout {
     let default = CommonLayout::default();
     let find = |name: &str| format.common_fields.iter().find(|f| f.name == name);
-    let (type_offset, type_size) = find("common_type")
-        .map_or((default.type_offset, default.type_size), |f| {
-            (f.offset as usize, f.size as usize)
-        });
-    let (pid_offset, pid_size) = find("common_pid")
-        .map_or((default.pid_offset, default.pid_size), |f| {
-            (f.offset as usize, f.size as usize)
-        });
-    CommonLayout {
-        type_offset,
-        type_size,
-        pid_offset,
-        pid_size,
-    }
+    let (type_offset, type_size) =
+        find("common_type").map_or((default.type_offset, default.type_size), |f| (f.offset as usize, f.size as usize));
+    let (pid_offset, pid_size) =
+        find("common_pid").map_or((default.pid_offset, default.pid_size), |f| (f.offset as usize, f.size as usize));
+    CommonLayout { type_offset, type_size, pid_offset, pid_size }
 }
 
 #[cfg(test)]

@@ -76,12 +76,7 @@ impl fmt::Display for Pid {
 /// Shown as seconds with nanosecond precision, the way `trace-cmd report` prints times.
 impl fmt::Display for Nanos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}.{:09}",
-            self.0 / 1_000_000_000,
-            self.0 % 1_000_000_000
-        )
+        write!(f, "{}.{:09}", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
     }
 }
 

@@ -72,6 +72,9 @@ impl Endian {
 /// Random-access bytes: a trace file on disk or a buffer in memory.
 pub trait Source: Send + Sync {
     fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Fills `buf` from `offset`; an error if the source ends first.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
 }
@@ -109,10 +112,8 @@ impl Source for Vec<u8> {
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
-        let bytes = start
-            .checked_add(buf.len())
-            .and_then(|end| self.get(start..end))
-            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        let bytes =
+            start.checked_add(buf.len()).and_then(|end| self.get(start..end)).ok_or(io::ErrorKind::UnexpectedEof)?;
         buf.copy_from_slice(bytes);
         Ok(())
     }
@@ -141,24 +142,12 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn over_source(source: &'a dyn Source, pos: u64, endian: Endian, section: Section) -> Self {
-        Reader {
-            backing: Backing::Source(source),
-            pos,
-            end: source.len(),
-            endian,
-            section,
-        }
+        Reader { backing: Backing::Source(source), pos, end: source.len(), endian, section }
     }
 
     pub fn over_memory(bytes: &'a [u8], base: u64, endian: Endian, section: Section) -> Self {
         let end = bytes.len() as u64;
-        Reader {
-            backing: Backing::Memory { bytes, base },
-            pos: 0,
-            end,
-            endian,
-            section,
-        }
+        Reader { backing: Backing::Memory { bytes, base }, pos: 0, end, endian, section }
     }
 
     /// The file offset of the next byte (for memory readers, the section's offset plus
@@ -188,10 +177,7 @@ impl<'a> Reader<'a> {
 
     fn check(&self, n: u64) -> LResult<()> {
         if n > self.remaining() {
-            return Err(self.error(ErrorKind::Truncated {
-                needed: n,
-                available: self.remaining(),
-            }));
+            return Err(self.error(ErrorKind::Truncated { needed: n, available: self.remaining() }));
         }
         Ok(())
     }
@@ -199,9 +185,7 @@ impl<'a> Reader<'a> {
     pub fn read_into(&mut self, buf: &mut [u8]) -> LResult<()> {
         self.check(buf.len() as u64)?;
         match self.backing {
-            Backing::Source(src) => src
-                .read_exact_at(self.pos, buf)
-                .map_err(|e| self.error(e.into()))?,
+            Backing::Source(src) => src.read_exact_at(self.pos, buf).map_err(|e| self.error(e.into()))?,
             Backing::Memory { bytes, .. } => {
                 let start = self.pos as usize;
                 buf.copy_from_slice(&bytes[start..start + buf.len()]);
@@ -275,10 +259,7 @@ impl<'a> Reader<'a> {
             return Err(Located::new(
                 self.section.clone(),
                 at,
-                ErrorKind::Unexpected {
-                    expected: what,
-                    found: String::from_utf8_lossy(&found).into_owned(),
-                },
+                ErrorKind::Unexpected { expected: what, found: String::from_utf8_lossy(&found).into_owned() },
             ));
         }
         Ok(())
@@ -303,10 +284,7 @@ mod tests {
         let data = [0u8; 4];
         let mut r = Reader::over_memory(&data, 100, Endian::Little, Section::Kallsyms);
         let err = r.bytes(u64::MAX).unwrap_err();
-        assert!(matches!(
-            err.kind,
-            ErrorKind::Truncated { available: 4, .. }
-        ));
+        assert!(matches!(err.kind, ErrorKind::Truncated { available: 4, .. }));
         assert_eq!(err.offset, 100);
     }
 

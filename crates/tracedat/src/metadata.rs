@@ -86,10 +86,7 @@ pub(crate) fn read_metadata(source: &dyn Source) -> LResult<Metadata> {
 }
 
 fn read_file_header(r: &mut Reader<'_>) -> LResult<FileHeader> {
-    let magic = r.bytes(MAGIC.len() as u64).map_err(|e| Located {
-        kind: ErrorKind::BadMagic,
-        ..e
-    })?;
+    let magic = r.bytes(MAGIC.len() as u64).map_err(|e| Located { kind: ErrorKind::BadMagic, ..e })?;
     if magic != MAGIC {
         return Err(Located::new(Section::FileHeader, 0, ErrorKind::BadMagic));
     }
@@ -122,8 +119,7 @@ fn read_file_header(r: &mut Reader<'_>) -> LResult<FileHeader> {
     if version >= 7 {
         let at = r.offset();
         let name = r.cstr(64)?;
-        header.compression =
-            Codec::from_name(&name).map_err(|kind| Located::new(Section::FileHeader, at, kind))?;
+        header.compression = Codec::from_name(&name).map_err(|kind| Located::new(Section::FileHeader, at, kind))?;
         header.compression_version = r.cstr(64)?;
         header.first_options_offset = r.u64()?;
     }
@@ -156,15 +152,9 @@ impl Parts {
         let size = r.u64()?;
         let at = r.offset();
         let text = lossy(r.bytes(size)?);
-        let fields =
-            parse_field_list(&text, 8).map_err(|e| format_error(Section::HeaderPage, at, e))?;
-        let layout = PageLayout::from_header_fields(&fields, r.endian).ok_or_else(|| {
-            Located::malformed(
-                Section::HeaderPage,
-                at,
-                "no usable timestamp/commit/data fields",
-            )
-        })?;
+        let fields = parse_field_list(&text, 8).map_err(|e| format_error(Section::HeaderPage, at, e))?;
+        let layout = PageLayout::from_header_fields(&fields, r.endian)
+            .ok_or_else(|| Located::malformed(Section::HeaderPage, at, "no usable timestamp/commit/data fields"))?;
         self.layout = Some((layout, layout.commit_size as u8));
         self.header_page = Some(text);
         r.section = Section::HeaderEvent;
@@ -173,11 +163,7 @@ impl Parts {
         let at = r.offset();
         self.header_event = lossy(r.bytes(size)?);
         if !self.header_event.contains("type_len") {
-            return Err(Located::new(
-                Section::HeaderEvent,
-                at,
-                ErrorKind::OldRingBuffer,
-            ));
+            return Err(Located::new(Section::HeaderEvent, at, ErrorKind::OldRingBuffer));
         }
         Ok(())
     }
@@ -187,8 +173,7 @@ impl Parts {
         let count = read_count(r)?;
         for _ in 0..count {
             let size = r.u64()?;
-            self.format_files
-                .push(("ftrace".into(), lossy(r.bytes(size)?)));
+            self.format_files.push(("ftrace".into(), lossy(r.bytes(size)?)));
         }
         Ok(())
     }
@@ -201,8 +186,7 @@ impl Parts {
             let count = read_count(r)?;
             for _ in 0..count {
                 let size = r.u64()?;
-                self.format_files
-                    .push((system.clone(), lossy(r.bytes(size)?)));
+                self.format_files.push((system.clone(), lossy(r.bytes(size)?)));
             }
         }
         Ok(())
@@ -236,27 +220,13 @@ impl Parts {
         cpu_count: Option<u32>,
         buffers: Vec<BufferInfo>,
     ) -> LResult<Metadata> {
-        let Some(((page_layout, kernel_long_size), header_page)) =
-            self.layout.zip(self.header_page)
-        else {
-            return Err(Located::malformed(
-                Section::HeaderPage,
-                0,
-                "the file has no header_page",
-            ));
+        let Some(((page_layout, kernel_long_size), header_page)) = self.layout.zip(self.header_page) else {
+            return Err(Located::malformed(Section::HeaderPage, 0, "the file has no header_page"));
         };
-        let formats = Formats::parse(
-            self.format_files
-                .iter()
-                .map(|(s, t)| (s.as_str(), t.as_str())),
-            kernel_long_size,
-        );
+        let formats = Formats::parse(self.format_files.iter().map(|(s, t)| (s.as_str(), t.as_str())), kernel_long_size);
         let mut notes: Vec<String> = formats.rejected.iter().map(describe_rejected).collect();
         notes.extend(
-            buffers
-                .iter()
-                .filter(|b| b.cpus.is_empty())
-                .map(|b| format!("buffer {:?} holds no CPU data", b.name)),
+            buffers.iter().filter(|b| b.cpus.is_empty()).map(|b| format!("buffer {:?} holds no CPU data", b.name)),
         );
         Ok(Metadata {
             header,
@@ -325,24 +295,13 @@ fn read_v6(source: &dyn Source, header: FileHeader, start: u64) -> LResult<Metad
         r.section = Section::TraceClock;
         match r.u64().and_then(|size| r.bytes(size)) {
             Ok(text) => options.trace_clock_file = Some(lossy(text)),
-            Err(_) => notes.push(
-                "the trace clock after the CPU table is unreadable; assuming \"local\"".into(),
-            ),
+            Err(_) => notes.push("the trace clock after the CPU table is unreadable; assuming \"local\"".into()),
         }
     }
     clock = options.selected_clock().or(clock);
-    let mut buffers = vec![BufferInfo {
-        name: String::new(),
-        clock: clock.clone(),
-        page_size: header.page_size,
-        cpus: top_cpus,
-    }];
-    for instance in options
-        .buffers
-        .clone()
-        .iter()
-        .filter(|b| !b.name.is_empty())
-    {
+    let mut buffers =
+        vec![BufferInfo { name: String::new(), clock: clock.clone(), page_size: header.page_size, cpus: top_cpus }];
+    for instance in options.buffers.clone().iter().filter(|b| !b.name.is_empty()) {
         let mut r = Reader::over_source(source, instance.offset, header.endian, Section::Options);
         let mut instance_options = Options::default();
         let cpus = read_v6_data_block(&mut r, cpu_count, &mut instance_options, &mut notes)?;
@@ -380,22 +339,14 @@ fn read_v6_data_block(
         return Err(Located::new(
             Section::Options,
             r.offset() - 10,
-            ErrorKind::Unexpected {
-                expected: "\"flyrecord\"",
-                found: String::from_utf8_lossy(&tag).into_owned(),
-            },
+            ErrorKind::Unexpected { expected: "\"flyrecord\"", found: String::from_utf8_lossy(&tag).into_owned() },
         ));
     }
     r.section = Section::FlyrecordTable;
     let mut table = Vec::new();
     for cpu in 0..cpus {
         let (offset, size) = (r.u64()?, r.u64()?);
-        table.push(CpuData {
-            cpu,
-            offset,
-            size,
-            compressed: false,
-        });
+        table.push(CpuData { cpu, offset, size, compressed: false });
     }
     Ok(table.into_iter().filter(|c| c.size > 0).collect())
 }
@@ -437,12 +388,7 @@ impl SectionHeader {
 
 fn read_section_header(source: &dyn Source, offset: u64, endian: Endian) -> LResult<SectionHeader> {
     let mut r = Reader::over_source(source, offset, endian, Section::SectionHeader);
-    Ok(SectionHeader {
-        id: r.u16()?,
-        flags: r.u16()?,
-        description: r.u32()?,
-        size: r.u64()?,
-    })
+    Ok(SectionHeader { id: r.u16()?, flags: r.u16()?, description: r.u32()?, size: r.u64()? })
 }
 
 /// Reads a section's body at `offset` (its header), decompressed.
@@ -474,10 +420,7 @@ fn read_section(
     let at = r.offset();
     let packed = r.bytes(compressed_size.into())?;
     let mut body = Vec::new();
-    header
-        .compression
-        .decompress(&packed, size as usize, &mut body)
-        .map_err(|kind| Located::new(section, at, kind))?;
+    header.compression.decompress(&packed, size as usize, &mut body).map_err(|kind| Located::new(section, at, kind))?;
     Ok(body)
 }
 
@@ -486,36 +429,12 @@ fn read_v7(source: &dyn Source, header: FileHeader) -> LResult<Metadata> {
     let mut parts = Parts::default();
     type SectionReader = fn(&mut Parts, &mut Reader<'_>) -> LResult<()>;
     let readers: [(u16, Section, SectionReader); 6] = [
-        (
-            options::id::HEADER_INFO,
-            Section::HeaderPage,
-            Parts::read_header_info,
-        ),
-        (
-            options::id::FTRACE_EVENTS,
-            Section::FtraceFormats,
-            Parts::read_ftrace_formats,
-        ),
-        (
-            options::id::EVENT_FORMATS,
-            Section::EventFormats,
-            Parts::read_event_formats,
-        ),
-        (
-            options::id::KALLSYMS,
-            Section::Kallsyms,
-            Parts::read_kallsyms,
-        ),
-        (
-            options::id::PRINTK,
-            Section::PrintkFormats,
-            Parts::read_printk,
-        ),
-        (
-            options::id::CMDLINES,
-            Section::Cmdlines,
-            Parts::read_cmdlines,
-        ),
+        (options::id::HEADER_INFO, Section::HeaderPage, Parts::read_header_info),
+        (options::id::FTRACE_EVENTS, Section::FtraceFormats, Parts::read_ftrace_formats),
+        (options::id::EVENT_FORMATS, Section::EventFormats, Parts::read_event_formats),
+        (options::id::KALLSYMS, Section::Kallsyms, Parts::read_kallsyms),
+        (options::id::PRINTK, Section::PrintkFormats, Parts::read_printk),
+        (options::id::CMDLINES, Section::Cmdlines, Parts::read_cmdlines),
     ];
     for (id, section, read) in readers {
         let Some(offset) = options.section_offset(id) else {
@@ -539,11 +458,7 @@ fn read_v7_options(source: &dyn Source, header: &FileHeader) -> LResult<Options>
     let mut visited = Vec::new();
     while next != 0 {
         if visited.contains(&next) || visited.len() >= MAX_OPTIONS_SECTIONS {
-            return Err(Located::malformed(
-                Section::Options,
-                next,
-                "options sections form a loop",
-            ));
+            return Err(Located::malformed(Section::Options, next, "options sections form a loop"));
         }
         visited.push(next);
         let body = read_section(source, header, next, options::id::DONE, Section::Options)?;
@@ -553,12 +468,7 @@ fn read_v7_options(source: &dyn Source, header: &FileHeader) -> LResult<Options>
 }
 
 /// Decodes one options section body; returns the offset of the next options section.
-fn absorb_options_section(
-    body: &[u8],
-    base: u64,
-    endian: Endian,
-    options: &mut Options,
-) -> LResult<u64> {
+fn absorb_options_section(body: &[u8], base: u64, endian: Endian, options: &mut Options) -> LResult<u64> {
     let mut r = Reader::over_memory(body, base, endian, Section::Options);
     loop {
         r.section = Section::Options;
@@ -584,10 +494,7 @@ fn v7_buffers(
     let mut buffers = Vec::new();
     for buffer in &options.buffers {
         if buffer.is_text {
-            notes.push(format!(
-                "buffer {:?} is a latency (text) trace, which has no events to decode",
-                buffer.name
-            ));
+            notes.push(format!("buffer {:?} is a latency (text) trace, which has no events to decode", buffer.name));
             continue;
         }
         buffers.push(v7_buffer(source, header, buffer)?);
@@ -597,11 +504,7 @@ fn v7_buffers(
     Ok(buffers)
 }
 
-fn v7_buffer(
-    source: &dyn Source,
-    header: &FileHeader,
-    buffer: &BufferOption,
-) -> LResult<BufferInfo> {
+fn v7_buffer(source: &dyn Source, header: &FileHeader, buffer: &BufferOption) -> LResult<BufferInfo> {
     let section = read_section_header(source, buffer.offset, header.endian)?;
     let compressed = section.is_compressed();
     if compressed && header.compression == Codec::None {
@@ -612,23 +515,13 @@ fn v7_buffer(
         ));
     }
     let page_size = buffer.page_size.unwrap_or(header.page_size);
-    let r = Reader::over_source(
-        source,
-        buffer.offset,
-        header.endian,
-        Section::Option(options::id::BUFFER),
-    );
+    let r = Reader::over_source(source, buffer.offset, header.endian, Section::Option(options::id::BUFFER));
     check_page_size(&r, page_size as u64)?;
     let mut cpus: Vec<CpuData> = buffer
         .cpus
         .iter()
         .filter(|c| c.size > 0)
-        .map(|c| CpuData {
-            cpu: c.cpu,
-            offset: c.offset,
-            size: c.size,
-            compressed,
-        })
+        .map(|c| CpuData { cpu: c.cpu, offset: c.offset, size: c.size, compressed })
         .collect();
     cpus.sort_by_key(|c| c.cpu);
     if let Some(pair) = cpus.windows(2).find(|w| w[0].cpu == w[1].cpu) {
@@ -638,10 +531,5 @@ fn v7_buffer(
             format!("buffer {:?} lists CPU {} twice", buffer.name, pair[0].cpu),
         ));
     }
-    Ok(BufferInfo {
-        name: buffer.name.clone(),
-        clock: buffer.clock.clone(),
-        page_size,
-        cpus,
-    })
+    Ok(BufferInfo { name: buffer.name.clone(), clock: buffer.clock.clone(), page_size, cpus })
 }

@@ -174,11 +174,7 @@ impl Options {
     }
 
     pub fn section_offset(&self, option: u16) -> Option<u64> {
-        self.sections
-            .iter()
-            .rev()
-            .find(|(id, _)| *id == option)
-            .map(|&(_, offset)| offset)
+        self.sections.iter().rev().find(|(id, _)| *id == option).map(|&(_, offset)| offset)
     }
 
     /// Decodes one option's data into `self`. Unknown options are kept raw; options too
@@ -196,10 +192,7 @@ impl Options {
             id::DATE => self.date = Some(text(data)),
             id::OFFSET => self.offsets.push(text(data)),
             id::CPUSTAT => self.cpustats.push(text(data)),
-            id::BUFFER | id::BUFFER_TEXT => {
-                self.buffers
-                    .push(read_buffer(&mut r, option, file_version)?)
-            }
+            id::BUFFER | id::BUFFER_TEXT => self.buffers.push(read_buffer(&mut r, option, file_version)?),
             id::TRACECLOCK => self.trace_clock_file = Some(text(data)),
             id::UNAME => self.uname = Some(text(data)),
             id::HOOK => self.hooks.push(text(data)),
@@ -209,17 +202,9 @@ impl Options {
             id::TRACEID => self.trace_id = Some(r.u64()?),
             id::TIME_SHIFT => self.time_shift = Some(read_time_shift(&mut r)?),
             id::GUEST => self.guests.push(read_guest(&mut r)?),
-            id::TSC2NSEC => {
-                self.tsc2nsec = Some(Tsc2Nsec {
-                    mult: r.u32()?,
-                    shift: r.u32()?,
-                    offset: r.u64()?,
-                })
-            }
+            id::TSC2NSEC => self.tsc2nsec = Some(Tsc2Nsec { mult: r.u32()?, shift: r.u32()?, offset: r.u64()? }),
             id::LAST_BOOT_INFO => self.last_boot_info = Some(text(data)),
-            id::HEADER_INFO..=id::CMDLINES | id::BTF_FILE | id::MODULES_FILE => {
-                self.sections.push((option, r.u64()?))
-            }
+            id::HEADER_INFO..=id::CMDLINES | id::BTF_FILE | id::MODULES_FILE => self.sections.push((option, r.u64()?)),
             _ => self.unknown.push((option, data.to_vec())),
         }
         Ok(())
@@ -261,11 +246,7 @@ fn read_buffer(r: &mut Reader<'_>, option: u16, file_version: u32) -> LResult<Bu
         )));
     }
     for _ in 0..count {
-        buffer.cpus.push(CpuDataLocation {
-            cpu: r.u32()?,
-            offset: r.u64()?,
-            size: r.u64()?,
-        });
+        buffer.cpus.push(CpuDataLocation { cpu: r.u32()?, offset: r.u64()?, size: r.u64()? });
     }
     Ok(buffer)
 }
@@ -278,21 +259,13 @@ fn read_time_shift(r: &mut Reader<'_>) -> LResult<TimeShift> {
     for _ in 0..cpu_count {
         let count = r.u32()? as u64;
         if count * 24 > r.remaining() {
-            return Err(r.malformed(format!(
-                "{count} time samples do not fit in {} bytes",
-                r.remaining()
-            )));
+            return Err(r.malformed(format!("{count} time samples do not fit in {} bytes", r.remaining())));
         }
         let times = (0..count).map(|_| r.u64()).collect::<LResult<Vec<_>>>()?;
         let offsets = (0..count).map(|_| r.u64()).collect::<LResult<Vec<_>>>()?;
         let scalings = (0..count).map(|_| r.u64()).collect::<LResult<Vec<_>>>()?;
         let samples: Vec<TimeShiftSample> = (0..count as usize)
-            .map(|i| TimeShiftSample {
-                time: times[i],
-                offset: offsets[i] as i64,
-                scaling: scalings[i],
-                fraction: 0,
-            })
+            .map(|i| TimeShiftSample { time: times[i], offset: offsets[i] as i64, scaling: scalings[i], fraction: 0 })
             .collect();
         cpus.push(samples);
     }
@@ -308,11 +281,7 @@ fn read_time_shift(r: &mut Reader<'_>) -> LResult<TimeShift> {
         samples.sort_by_key(|s| s.time);
         samples.dedup_by_key(|s| s.time);
     }
-    Ok(TimeShift {
-        peer_trace_id,
-        flags,
-        cpus,
-    })
+    Ok(TimeShift { peer_trace_id, flags, cpus })
 }
 
 fn read_guest(r: &mut Reader<'_>) -> LResult<Guest> {
@@ -322,14 +291,8 @@ fn read_guest(r: &mut Reader<'_>) -> LResult<Guest> {
     if u64::from(count) * 8 > r.remaining() {
         return Err(r.malformed(format!("guest {name:?} claims {count} CPUs")));
     }
-    let vcpus = (0..count)
-        .map(|_| Ok((r.u32()?, r.u32()? as i32)))
-        .collect::<LResult<Vec<_>>>()?;
-    Ok(Guest {
-        name,
-        trace_id,
-        vcpus,
-    })
+    let vcpus = (0..count).map(|_| Ok((r.u32()?, r.u32()? as i32))).collect::<LResult<Vec<_>>>()?;
+    Ok(Guest { name, trace_id, vcpus })
 }
 
 #[cfg(test)]
@@ -338,10 +301,7 @@ mod tests {
 
     #[test]
     fn selected_clock_is_the_bracketed_one() {
-        let opts = Options {
-            trace_clock_file: Some("local global [mono] x86-tsc\n".into()),
-            ..Options::default()
-        };
+        let opts = Options { trace_clock_file: Some("local global [mono] x86-tsc\n".into()), ..Options::default() };
         assert_eq!(opts.selected_clock().as_deref(), Some("mono"));
     }
 
@@ -356,21 +316,10 @@ mod tests {
         data.extend(8192u64.to_le_bytes());
         data.extend(100u64.to_le_bytes());
         let mut opts = Options::default();
-        opts.absorb(id::BUFFER, &data, 0, Endian::Little, 7)
-            .unwrap();
+        opts.absorb(id::BUFFER, &data, 0, Endian::Little, 7).unwrap();
         let b = &opts.buffers[0];
-        assert_eq!(
-            (b.name.as_str(), b.clock.as_deref(), b.page_size),
-            ("inst", Some("mono"), Some(4096))
-        );
-        assert_eq!(
-            b.cpus,
-            vec![CpuDataLocation {
-                cpu: 1,
-                offset: 8192,
-                size: 100
-            }]
-        );
+        assert_eq!((b.name.as_str(), b.clock.as_deref(), b.page_size), ("inst", Some("mono"), Some(4096)));
+        assert_eq!(b.cpus, vec![CpuDataLocation { cpu: 1, offset: 8192, size: 100 }]);
     }
 
     #[test]
@@ -380,9 +329,7 @@ mod tests {
         data.extend(b"\0local\0");
         data.extend(4096u32.to_le_bytes());
         data.extend(u32::MAX.to_le_bytes());
-        let err = Options::default()
-            .absorb(id::BUFFER, &data, 0, Endian::Little, 7)
-            .unwrap_err();
+        let err = Options::default().absorb(id::BUFFER, &data, 0, Endian::Little, 7).unwrap_err();
         assert!(err.kind.to_string().contains("claims"));
     }
 }

@@ -6,8 +6,8 @@
 
 use crate::input::Endian;
 use crate::ringbuf::{
-    COMMIT_LENGTH_MASK, MISSED_COUNT_STORED, MISSED_EVENTS, Missed, PageLayout, TIME_DELTA_BITS,
-    TIME_STAMP_KEPT_MSB, join_event_header, type_len,
+    COMMIT_LENGTH_MASK, MISSED_COUNT_STORED, MISSED_EVENTS, Missed, PageLayout, TIME_DELTA_BITS, TIME_STAMP_KEPT_MSB,
+    join_event_header, type_len,
 };
 
 /// The largest payload a record's `type_len` can describe; longer ones carry a length word.
@@ -21,8 +21,9 @@ pub enum TimestampMode {
     /// bits or more (what the kernel normally writes).
     #[default]
     Delta,
-    /// An absolute-timestamp record before every event (the kernel's mode for
-    /// `trace_clock` users that need absolute times, e.g. histogram triggers).
+    /// An absolute-timestamp record before every event but a page's first, whose time
+    /// the page header holds (the kernel's mode when absolute times are needed, e.g. by
+    /// histogram triggers).
     Absolute,
 }
 
@@ -55,16 +56,17 @@ pub struct PageBuilder {
     events: usize,
     page_ts: u64,
     running_ts: u64,
+    /// Events lost before this page.
     missed: Missed,
+    /// Events lost after this page's events: the next page reports them.
+    missed_after: Missed,
     mode: TimestampMode,
 }
 
 impl PageBuilder {
     pub fn new(layout: PageLayout, page_size: u32) -> Result<PageBuilder, PageError> {
         let header = layout.data_offset;
-        if layout.timestamp_offset + 8 > header
-            || layout.commit_offset + layout.commit_size > header
-        {
+        if layout.timestamp_offset + 8 > header || layout.commit_offset + layout.commit_size > header {
             return Err(PageError::OverlappingHeader);
         }
         let room = (page_size as usize).saturating_sub(header);
@@ -81,6 +83,7 @@ impl PageBuilder {
             page_ts: 0,
             running_ts: 0,
             missed: Missed::None,
+            missed_after: Missed::None,
             mode: TimestampMode::Delta,
         })
     }
@@ -94,13 +97,16 @@ impl PageBuilder {
         self.events == 0
     }
 
-    /// Marks the page as following lost events (`None`: count not stored). Only an empty
-    /// page can be marked; marks add up.
+    /// Records events lost at this point (`None`: count not stored). The next event starts
+    /// a page (unless this one is still empty) whose commit word reports the loss; marks
+    /// before the same event add up.
     pub fn mark_lost(&mut self, count: Option<u64>) {
-        debug_assert!(self.is_empty(), "a page is marked before its first event");
-        self.missed = self
-            .missed
-            .and(count.map_or(Missed::Unknown, Missed::Count));
+        let lost = count.map_or(Missed::Unknown, Missed::Count);
+        if self.is_empty() {
+            self.missed = self.missed.and(lost);
+        } else {
+            self.missed_after = self.missed_after.and(lost);
+        }
     }
 
     /// Bytes of records the page can take.
@@ -112,32 +118,30 @@ impl PageBuilder {
         self.page.len() - self.layout.data_offset - stored_count
     }
 
-    /// Adds an event; `Ok(false)` when it belongs in a new page (this one is full, or its
-    /// time cannot be expressed here). An empty page always takes an event that fits a page.
+    /// Adds an event; `Ok(false)` when it belongs in a new page (this one is full, events
+    /// were lost since its last event, or the time cannot be expressed here). An empty page
+    /// always takes an event that fits a page.
     pub fn add(&mut self, ts: u64, payload: &[u8]) -> Result<bool, PageError> {
+        if self.missed_after != Missed::None {
+            return Ok(false);
+        }
         let padded = payload.len().max(1).next_multiple_of(4);
         let small = padded <= MAX_SMALL_DATA;
         let record_len = if small { 4 + padded } else { 8 + padded };
+        // A page's first event takes its time from the page header. (libtraceevent
+        // reports a page's lost events only when its first record is an event.)
         let timing = if self.is_empty() {
-            self.timing_of_first(ts)
+            Timing::Delta(0)
         } else {
             match self.timing(ts) {
                 Some(timing) => timing,
                 None => return Ok(false),
             }
         };
-        let needed = record_len
-            + if matches!(timing, Timing::Prefixed(..)) {
-                8
-            } else {
-                0
-            };
+        let needed = record_len + if matches!(timing, Timing::Prefixed(..)) { 8 } else { 0 };
         if self.len + needed > self.capacity() {
             if self.is_empty() {
-                return Err(PageError::EventTooLarge {
-                    size: needed,
-                    capacity: self.capacity(),
-                });
+                return Err(PageError::EventTooLarge { size: needed, capacity: self.capacity() });
             }
             return Ok(false);
         }
@@ -153,17 +157,9 @@ impl PageBuilder {
             }
         };
         if small {
-            self.put_word(join_event_header(
-                padded as u32 / 4,
-                delta,
-                self.layout.endian,
-            ));
+            self.put_word(join_event_header(padded as u32 / 4, delta, self.layout.endian));
         } else {
-            self.put_word(join_event_header(
-                type_len::DATA_WITH_LENGTH,
-                delta,
-                self.layout.endian,
-            ));
+            self.put_word(join_event_header(type_len::DATA_WITH_LENGTH, delta, self.layout.endian));
             self.put_word(padded as u32 + 4);
         }
         let at = self.layout.data_offset + self.len;
@@ -172,13 +168,6 @@ impl PageBuilder {
         self.running_ts = ts;
         self.events += 1;
         Ok(true)
-    }
-
-    fn timing_of_first(&self, ts: u64) -> Timing {
-        match self.mode {
-            TimestampMode::Delta => Timing::Delta(0),
-            TimestampMode::Absolute => absolute(ts),
-        }
     }
 
     /// How `ts` follows the previous record; `None` when it cannot in this page.
@@ -194,11 +183,7 @@ impl PageBuilder {
                     return Some(Timing::Delta(delta as u32));
                 }
                 let high = u32::try_from(delta >> TIME_DELTA_BITS).ok()?;
-                Some(Timing::Prefixed(
-                    type_len::TIME_EXTEND,
-                    (delta & DELTA_MASK) as u32,
-                    high,
-                ))
+                Some(Timing::Prefixed(type_len::TIME_EXTEND, (delta & DELTA_MASK) as u32, high))
             }
         }
     }
@@ -219,40 +204,21 @@ impl PageBuilder {
         if let Missed::Count(count) = self.missed {
             commit |= MISSED_COUNT_STORED;
             let at = layout.data_offset + self.len;
-            put_uint(
-                &mut self.page[at..],
-                layout.commit_size,
-                count,
-                layout.endian,
-            );
+            put_uint(&mut self.page[at..], layout.commit_size, count, layout.endian);
         }
-        put_uint(
-            &mut self.page[layout.timestamp_offset..],
-            8,
-            self.page_ts,
-            layout.endian,
-        );
-        put_uint(
-            &mut self.page[layout.commit_offset..],
-            layout.commit_size,
-            commit,
-            layout.endian,
-        );
+        put_uint(&mut self.page[layout.timestamp_offset..], 8, self.page_ts, layout.endian);
+        put_uint(&mut self.page[layout.commit_offset..], layout.commit_size, commit, layout.endian);
         out.extend_from_slice(&self.page);
         self.page.fill(0);
         self.len = 0;
         self.events = 0;
-        self.missed = Missed::None;
+        self.missed = std::mem::replace(&mut self.missed_after, Missed::None);
     }
 }
 
 fn absolute(ts: u64) -> Timing {
     let without_msb = ts & !TIME_STAMP_KEPT_MSB;
-    Timing::Prefixed(
-        type_len::TIME_STAMP,
-        (without_msb & DELTA_MASK) as u32,
-        (without_msb >> TIME_DELTA_BITS) as u32,
-    )
+    Timing::Prefixed(type_len::TIME_STAMP, (without_msb & DELTA_MASK) as u32, (without_msb >> TIME_DELTA_BITS) as u32)
 }
 
 /// Stores the low `size` (4 or 8) bytes of `value` at the start of `buf`.
@@ -339,6 +305,29 @@ mod tests {
     }
 
     #[test]
+    fn a_page_starts_with_an_event_in_every_mode() {
+        for mode in [TimestampMode::Delta, TimestampMode::Absolute] {
+            let layout = PageLayout::standard(Endian::Little, 8);
+            let mut b = PageBuilder::new(layout, 4096).unwrap();
+            b.set_mode(mode);
+            b.add(1 << 40, b"first").unwrap();
+            b.add((1 << 40) + 5, b"second").unwrap();
+            let mut out = Vec::new();
+            b.finish_into(&mut out);
+            let first = u32::from_le_bytes(out[16..20].try_into().unwrap());
+            assert_eq!(first & 31, 2, "{mode:?}: a data record of 8 bytes");
+            let second = u32::from_le_bytes(out[28..32].try_into().unwrap());
+            let expected_kind = match mode {
+                TimestampMode::Delta => 2,
+                TimestampMode::Absolute => type_len::TIME_STAMP,
+            };
+            assert_eq!(second & 31, expected_kind, "{mode:?}");
+            let stamps: Vec<u64> = decode(&out, &layout).1.iter().map(|r| r.0).collect();
+            assert_eq!(stamps, [1 << 40, (1 << 40) + 5]);
+        }
+    }
+
+    #[test]
     fn full_pages_and_backward_time_start_new_pages() {
         let mut b = builder(Endian::Little, 8, 256);
         let mut added = 0;
@@ -357,13 +346,7 @@ mod tests {
             "an event too large for any page is refused by an empty page only"
         );
         b.finish_into(&mut out);
-        assert_eq!(
-            b.add(0, &[0u8; 300]),
-            Err(PageError::EventTooLarge {
-                size: 308,
-                capacity: 240
-            })
-        );
+        assert_eq!(b.add(0, &[0u8; 300]), Err(PageError::EventTooLarge { size: 308, capacity: 240 }));
     }
 
     #[test]
@@ -379,8 +362,13 @@ mod tests {
             let (missed, records) = decode(&out, &layout);
             assert_eq!(missed, Missed::Count(12));
             assert_eq!(records.len(), (128 - 8 - 2 * long_size) / 16);
-            b.mark_lost(None);
             b.add(2, b"x").unwrap();
+            b.mark_lost(None);
+            assert!(!b.add(3, b"y").unwrap(), "a loss ends the page");
+            out.clear();
+            b.finish_into(&mut out);
+            assert_eq!(decode(&out, &layout).0, Missed::None);
+            b.add(3, b"y").unwrap();
             out.clear();
             b.finish_into(&mut out);
             assert_eq!(decode(&out, &layout).0, Missed::Unknown);
@@ -393,10 +381,7 @@ mod tests {
             let text = standard_header_page(long_size, page_size);
             let fields = parse_field_list(&text, long_size).unwrap();
             let layout = PageLayout::from_header_fields(&fields, Endian::Little).unwrap();
-            assert_eq!(
-                layout,
-                PageLayout::standard(Endian::Little, long_size as usize)
-            );
+            assert_eq!(layout, PageLayout::standard(Endian::Little, long_size as usize));
         }
         assert!(standard_header_page(8, 4096).contains("size:4080;"));
     }

@@ -11,24 +11,11 @@ pub enum PayloadError {
     #[error("event {event} has no field {field:?}")]
     NoSuchField { event: String, field: String },
     #[error("field {field} of event {event} is not {wanted}")]
-    WrongKind {
-        event: String,
-        field: String,
-        wanted: &'static str,
-    },
+    WrongKind { event: String, field: String, wanted: &'static str },
     #[error("{value} does not fit field {field} of event {event} ({size} bytes)")]
-    OutOfRange {
-        event: String,
-        field: String,
-        value: i128,
-        size: u32,
-    },
+    OutOfRange { event: String, field: String, value: i128, size: u32 },
     #[error("{len} bytes do not fit field {field} of event {event}")]
-    TooLong {
-        event: String,
-        field: String,
-        len: usize,
-    },
+    TooLong { event: String, field: String, len: usize },
 }
 
 /// One event's payload under construction: the fixed part laid out as the format says,
@@ -47,15 +34,10 @@ impl<'f> PayloadBuilder<'f> {
             .common_fields
             .iter()
             .chain(&format.fields)
-            .map(|f| (f.offset + f.size) as usize)
+            .map(|f| f.offset as usize + f.size as usize)
             .max()
             .unwrap_or(0);
-        let mut builder = PayloadBuilder {
-            format,
-            endian,
-            fixed_len,
-            buf: Vec::new(),
-        };
+        let mut builder = PayloadBuilder { format, endian, fixed_len, buf: Vec::new() };
         builder.reset();
         builder
     }
@@ -80,11 +62,7 @@ impl<'f> PayloadBuilder<'f> {
 
     /// Sets a number field (1, 2, 4 or 8 bytes); the value must fit the field, signed or
     /// unsigned.
-    pub fn set_int(
-        &mut self,
-        name: &str,
-        value: impl Into<i128>,
-    ) -> Result<&mut Self, PayloadError> {
+    pub fn set_int(&mut self, name: &str, value: impl Into<i128>) -> Result<&mut Self, PayloadError> {
         let field = self.field(name)?;
         if field.kind != FieldKind::Scalar || !matches!(field.size, 1 | 2 | 4 | 8) {
             return Err(self.wrong_kind(field, "a number"));
@@ -105,11 +83,7 @@ impl<'f> PayloadBuilder<'f> {
 
     /// Sets a text field: a char array (cut to leave a terminating NUL, as the kernel
     /// does with comms) or a `__data_loc char[]` (stored with its NUL).
-    pub fn set_str(
-        &mut self,
-        name: &str,
-        text: impl AsRef<[u8]>,
-    ) -> Result<&mut Self, PayloadError> {
+    pub fn set_str(&mut self, name: &str, text: impl AsRef<[u8]>) -> Result<&mut Self, PayloadError> {
         let field = self.field(name)?;
         if field.element != Element::Char {
             return Err(self.wrong_kind(field, "text"));
@@ -144,11 +118,7 @@ impl<'f> PayloadBuilder<'f> {
             }
             FieldKind::DataLoc | FieldKind::RelLoc => {
                 let at = self.buf.len();
-                let base = if field.kind == FieldKind::RelLoc {
-                    start + field.size as usize
-                } else {
-                    0
-                };
+                let base = if field.kind == FieldKind::RelLoc { start + field.size as usize } else { 0 };
                 let offset = at - base;
                 let word = if field.size == 2 {
                     // Pre-2012 kernels: a 16-bit offset of a NUL-terminated string.
@@ -172,10 +142,7 @@ impl<'f> PayloadBuilder<'f> {
     fn field(&self, name: &str) -> Result<&'f Field, PayloadError> {
         self.format
             .field(name)
-            .ok_or_else(|| PayloadError::NoSuchField {
-                event: self.format.name.clone(),
-                field: name.to_string(),
-            })
+            .ok_or_else(|| PayloadError::NoSuchField { event: self.format.name.clone(), field: name.to_string() })
     }
 
     fn put_number(&mut self, field: &Field, value: u64) {
@@ -190,19 +157,11 @@ impl<'f> PayloadBuilder<'f> {
     }
 
     fn wrong_kind(&self, field: &Field, wanted: &'static str) -> PayloadError {
-        PayloadError::WrongKind {
-            event: self.format.name.clone(),
-            field: field.name.clone(),
-            wanted,
-        }
+        PayloadError::WrongKind { event: self.format.name.clone(), field: field.name.clone(), wanted }
     }
 
     fn too_long(&self, field: &Field, len: usize) -> PayloadError {
-        PayloadError::TooLong {
-            event: self.format.name.clone(),
-            field: field.name.clone(),
-            len,
-        }
+        PayloadError::TooLong { event: self.format.name.clone(), field: field.name.clone(), len }
     }
 }
 
@@ -224,16 +183,7 @@ mod tests {
         \tfield:__rel_loc u8[] raw;\toffset:36;\tsize:4;\tsigned:0;\n";
 
     fn decode<'a>(format: &'a EventFormat, data: &'a [u8], endian: Endian) -> Event<'a> {
-        Event {
-            buffer: 0,
-            cpu: Cpu(0),
-            ts: Nanos(0),
-            id: format.id,
-            format: Some(format),
-            data,
-            endian,
-            pid: 0,
-        }
+        Event { buffer: 0, cpu: Cpu(0), ts: Nanos(0), id: format.id, format: Some(format), data, endian, pid: 0 }
     }
 
     #[test]
@@ -261,11 +211,7 @@ mod tests {
             assert_eq!(ev.field("big"), Some(Value::Unsigned(u64::MAX)));
             assert_eq!(ev.field("msg"), Some(Value::Str(b"hello")));
             let raw: Vec<_> = ev.field("raw").unwrap().elements().collect();
-            assert_eq!(
-                raw,
-                [1, 2, 3].map(Value::Unsigned),
-                "rel_loc data is found relative to the field's end"
-            );
+            assert_eq!(raw, [1, 2, 3].map(Value::Unsigned), "rel_loc data is found relative to the field's end");
             b.reset();
             assert_eq!(b.bytes().len(), 40);
             assert!(b.bytes()[2..].iter().all(|&x| x == 0));
@@ -276,31 +222,13 @@ mod tests {
     fn mistakes_are_errors() {
         let format = parse_event_format("s", FORMAT, 8).unwrap();
         let mut b = PayloadBuilder::new(&format, Endian::Little);
-        assert!(matches!(
-            b.set_int("success", 1),
-            Err(PayloadError::NoSuchField { .. })
-        ));
-        assert!(matches!(
-            b.set_int("delta", 70_000),
-            Err(PayloadError::OutOfRange { .. })
-        ));
+        assert!(matches!(b.set_int("success", 1), Err(PayloadError::NoSuchField { .. })));
+        assert!(matches!(b.set_int("delta", 70_000), Err(PayloadError::OutOfRange { .. })));
         assert!(b.set_int("delta", -32768).is_ok());
         assert!(b.set_int("delta", 65535).is_ok(), "unsigned views fit too");
-        assert!(matches!(
-            b.set_int("comm", 1),
-            Err(PayloadError::WrongKind { .. })
-        ));
-        assert!(matches!(
-            b.set_str("big", "x"),
-            Err(PayloadError::WrongKind { .. })
-        ));
-        assert!(matches!(
-            b.set_bytes("comm", &[0; 9]),
-            Err(PayloadError::TooLong { .. })
-        ));
-        assert!(matches!(
-            b.set_bytes("msg", &vec![0; 70_000]),
-            Err(PayloadError::TooLong { .. })
-        ));
+        assert!(matches!(b.set_int("comm", 1), Err(PayloadError::WrongKind { .. })));
+        assert!(matches!(b.set_str("big", "x"), Err(PayloadError::WrongKind { .. })));
+        assert!(matches!(b.set_bytes("comm", &[0; 9]), Err(PayloadError::TooLong { .. })));
+        assert!(matches!(b.set_bytes("msg", &vec![0; 70_000]), Err(PayloadError::TooLong { .. })));
     }
 }

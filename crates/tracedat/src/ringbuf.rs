@@ -49,7 +49,7 @@ impl PageLayout {
         let data = find("data")?;
         let valid = timestamp.size == 8
             && matches!(commit.size, 4 | 8)
-            && data.offset >= commit.offset + commit.size;
+            && u64::from(data.offset) >= u64::from(commit.offset) + u64::from(commit.size);
         valid.then_some(PageLayout {
             endian,
             timestamp_offset: timestamp.offset as usize,
@@ -61,13 +61,7 @@ impl PageLayout {
 
     /// The layout of a kernel with the given long size, as every kernel since 2.6.31 has.
     pub fn standard(endian: Endian, long_size: usize) -> PageLayout {
-        PageLayout {
-            endian,
-            timestamp_offset: 0,
-            commit_offset: 8,
-            commit_size: long_size,
-            data_offset: 8 + long_size,
-        }
+        PageLayout { endian, timestamp_offset: 0, commit_offset: 8, commit_size: long_size, data_offset: 8 + long_size }
     }
 }
 
@@ -103,23 +97,10 @@ pub struct PageHeader {
 /// Reads a page header; the data length must fit in the page.
 pub fn read_page_header(page: &[u8], layout: &PageLayout) -> Result<PageHeader, ErrorKind> {
     let e = layout.endian;
-    let too_short = || {
-        ErrorKind::Malformed(format!(
-            "page of {} bytes is too short for its header",
-            page.len()
-        ))
-    };
-    let timestamp = e
-        .read_uint(
-            page.get(layout.timestamp_offset..).ok_or_else(too_short)?,
-            8,
-        )
-        .ok_or_else(too_short)?;
+    let too_short = || ErrorKind::Malformed(format!("page of {} bytes is too short for its header", page.len()));
+    let timestamp = e.read_uint(page.get(layout.timestamp_offset..).ok_or_else(too_short)?, 8).ok_or_else(too_short)?;
     let commit = e
-        .read_uint(
-            page.get(layout.commit_offset..).ok_or_else(too_short)?,
-            layout.commit_size,
-        )
+        .read_uint(page.get(layout.commit_offset..).ok_or_else(too_short)?, layout.commit_size)
         .ok_or_else(too_short)?;
     let data_len = (commit & COMMIT_LENGTH_MASK) as usize;
     let data_end = layout.data_offset + data_len;
@@ -132,17 +113,11 @@ pub fn read_page_header(page: &[u8], layout: &PageLayout) -> Result<PageHeader, 
     let missed = if commit & MISSED_EVENTS == 0 {
         Missed::None
     } else if commit & MISSED_COUNT_STORED != 0 {
-        page.get(data_end..)
-            .and_then(|b| e.read_uint(b, layout.commit_size))
-            .map_or(Missed::Unknown, Missed::Count)
+        page.get(data_end..).and_then(|b| e.read_uint(b, layout.commit_size)).map_or(Missed::Unknown, Missed::Count)
     } else {
         Missed::Unknown
     };
-    Ok(PageHeader {
-        timestamp,
-        data_len,
-        missed,
-    })
+    Ok(PageHeader { timestamp, data_len, missed })
 }
 
 /// Splits an event header word into (type_len, time_delta).
@@ -190,13 +165,7 @@ impl<'p> PageRecords<'p> {
 
     /// Continues a walk stopped at `position()` with the running `timestamp()`.
     pub fn resume(data: &'p [u8], pos: usize, timestamp: u64, endian: Endian) -> Self {
-        PageRecords {
-            data,
-            pos,
-            timestamp,
-            endian,
-            failed: false,
-        }
+        PageRecords { data, pos, timestamp, endian, failed: false }
     }
 
     /// Offset in the data area of the next record header.
@@ -210,9 +179,7 @@ impl<'p> PageRecords<'p> {
     }
 
     fn word(&self, at: usize) -> Option<u32> {
-        self.data
-            .get(at..at + 4)
-            .map(|b| self.endian.u32(b.try_into().expect("4 bytes")))
+        self.data.get(at..at + 4).map(|b| self.endian.u32(b.try_into().expect("4 bytes")))
     }
 
     fn fail(&mut self, message: String) -> Option<Result<RawRecord, ErrorKind>> {
@@ -255,9 +222,7 @@ impl Iterator for PageRecords<'_> {
                         match self.word(at + 4) {
                             Some(len) if len >= 4 => (at + 8, ((len as usize - 4) + 3) & !3),
                             _ => {
-                                return self.fail(format!(
-                                    "bad length word of record at data offset {at}"
-                                ));
+                                return self.fail(format!("bad length word of record at data offset {at}"));
                             }
                         }
                     } else {
@@ -272,11 +237,7 @@ impl Iterator for PageRecords<'_> {
                     }
                     self.timestamp = self.timestamp.wrapping_add(delta as u64);
                     self.pos = end;
-                    return Some(Ok(RawRecord {
-                        timestamp: self.timestamp,
-                        start,
-                        end,
-                    }));
+                    return Some(Ok(RawRecord { timestamp: self.timestamp, start, end }));
                 }
             }
         }
@@ -317,14 +278,21 @@ mod tests {
         data.extend(1u32.to_le_bytes()); // absolute (1 << 27) + 3
         data.extend(header(1, 0));
         data.extend([3u8; 4]);
-        let records: Vec<_> = PageRecords::new(&data, 1000, Endian::Little)
-            .map(Result::unwrap)
-            .collect();
+        let records: Vec<_> = PageRecords::new(&data, 1000, Endian::Little).map(Result::unwrap).collect();
         let stamps: Vec<_> = records.iter().map(|r| r.timestamp).collect();
         let extended = 1010 + (2 << 27) + 5 + 1;
         assert_eq!(stamps, [1010, extended, (1 << 27) + 3]);
         assert_eq!(&data[records[1].start..records[1].end], &[2u8; 8]);
         assert_eq!(records[2].end - records[2].start, 4);
+    }
+
+    #[test]
+    fn header_page_offsets_near_the_limit_are_refused() {
+        let text = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+                    \tfield: local_t commit;\toffset:4294967295;\tsize:8;\tsigned:1;\n\
+                    \tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+        let fields = crate::format::parse_field_list(text, 8).unwrap();
+        assert_eq!(PageLayout::from_header_fields(&fields, Endian::Little), None);
     }
 
     #[test]
@@ -346,19 +314,9 @@ mod tests {
         page[8..16].copy_from_slice(&commit.to_le_bytes());
         page[24..32].copy_from_slice(&160u64.to_le_bytes());
         let h = read_page_header(&page, &layout).unwrap();
-        assert_eq!(
-            h,
-            PageHeader {
-                timestamp: 77,
-                data_len: 8,
-                missed: Missed::Count(160)
-            }
-        );
+        assert_eq!(h, PageHeader { timestamp: 77, data_len: 8, missed: Missed::Count(160) });
         page[8..16].copy_from_slice(&(8u64 | MISSED_EVENTS).to_le_bytes());
-        assert_eq!(
-            read_page_header(&page, &layout).unwrap().missed,
-            Missed::Unknown
-        );
+        assert_eq!(read_page_header(&page, &layout).unwrap().missed, Missed::Unknown);
         page[8..16].copy_from_slice(&4000u64.to_le_bytes());
         assert!(read_page_header(&page, &layout).is_err());
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Pages per compressed chunk, as trace-cmd writes them.
-pub(crate) const PAGES_PER_CHUNK: usize = 10;
+const PAGES_PER_CHUNK: usize = 10;
 /// Pages gathered before uncompressed data is spilled.
 const PAGES_PER_RAW_BLOCK: usize = 16;
 const COPY_BUFFER: usize = 1 << 20;
@@ -41,24 +41,12 @@ impl Spill {
     pub fn create(dir: &Path) -> io::Result<Spill> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         loop {
-            let name = format!(
-                ".tracedat-spill-{}-{}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            );
+            let name = format!(".tracedat-spill-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
             let path = dir.join(name);
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
+            match OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
                 Ok(file) => {
                     std::fs::remove_file(&path)?;
-                    return Ok(Spill {
-                        file,
-                        end: AtomicU64::new(0),
-                    });
+                    return Ok(Spill { file, end: AtomicU64::new(0) });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -74,14 +62,12 @@ impl Spill {
 
     /// Copies segments to `out`.
     pub fn copy(&self, segments: &[Segment], out: &mut dyn Write) -> io::Result<()> {
-        let mut buf =
-            vec![0u8; COPY_BUFFER.min(segments.iter().map(|s| s.len).sum::<u64>() as usize)];
+        let mut buf = vec![0u8; COPY_BUFFER.min(segments.iter().map(|s| s.len).sum::<u64>() as usize)];
         for segment in segments {
             let mut done = 0;
             while done < segment.len {
                 let n = (segment.len - done).min(buf.len() as u64) as usize;
-                self.file
-                    .read_exact_at(&mut buf[..n], segment.offset + done)?;
+                self.file.read_exact_at(&mut buf[..n], segment.offset + done)?;
                 out.write_all(&buf[..n])?;
                 done += n as u64;
             }
@@ -159,10 +145,7 @@ impl CpuSink {
             endian: setup.layout.endian,
             pending: Vec::new(),
             spill: setup.spill,
-            stored: StoredCpu {
-                chunks: setup.codec.map(|_| 0),
-                ..StoredCpu::default()
-            },
+            stored: StoredCpu { chunks: setup.codec.map(|_| 0), ..StoredCpu::default() },
             pages: 0,
         })
     }
@@ -202,10 +185,7 @@ impl CpuSink {
     /// before, which end their page).
     pub fn add_page(&mut self, page: &[u8]) -> Result<(), WriteError> {
         if page.len() != self.page_size {
-            return Err(WriteError::PageLength {
-                expected: self.page_size,
-                got: page.len(),
-            });
+            return Err(WriteError::PageLength { expected: self.page_size, got: page.len() });
         }
         if !self.builder.is_empty() {
             self.finish_page()?;
@@ -217,13 +197,9 @@ impl CpuSink {
     /// Records that events were lost before the next event (`None`: the count is not
     /// known). The page being built ends here; the next one carries the loss in its
     /// commit word (with the count stored after its data when given). A loss after the
-    /// last event is not stored, as nothing would report it.
-    pub fn mark_lost(&mut self, count: Option<u64>) -> Result<(), WriteError> {
-        if !self.builder.is_empty() {
-            self.finish_page()?;
-        }
+    /// last event is not stored, as nothing would report it; raw pages carry their own.
+    pub fn mark_lost(&mut self, count: Option<u64>) {
         self.builder.mark_lost(count);
-        Ok(())
     }
 
     fn finish_page(&mut self) -> Result<(), WriteError> {
@@ -256,10 +232,7 @@ impl CpuSink {
                 &chunk
             }
         };
-        let at = self
-            .spill
-            .append(bytes)
-            .map_err(|e| WriteError::io("writing the spill file", e))?;
+        let at = self.spill.append(bytes).map_err(|e| WriteError::io("writing the spill file", e))?;
         let len = bytes.len() as u64;
         self.stored.record(at, len);
         self.pending.clear();
@@ -268,9 +241,7 @@ impl CpuSink {
 
     /// The pending pages as one chunk: compressed size, uncompressed size, data.
     fn chunk(&self, codec: Codec) -> Result<Vec<u8>, WriteError> {
-        let packed = codec
-            .compress(&self.pending)
-            .map_err(|e| WriteError::Compression(e.to_string()))?;
+        let packed = codec.compress(&self.pending).map_err(|e| WriteError::Compression(e.to_string()))?;
         let mut chunk = Vec::with_capacity(8 + packed.len());
         chunk.extend_from_slice(&self.endian.to_bytes_u32(packed.len() as u32));
         chunk.extend_from_slice(&self.endian.to_bytes_u32(self.pending.len() as u32));

@@ -59,10 +59,7 @@ pub struct Kallsyms {
 
 impl Kallsyms {
     pub fn new(text: String) -> Kallsyms {
-        Kallsyms {
-            text,
-            sorted: OnceLock::new(),
-        }
+        Kallsyms { text, sorted: OnceLock::new() }
     }
 
     pub fn text(&self) -> &str {
@@ -72,8 +69,7 @@ impl Kallsyms {
     /// All symbols, sorted by address.
     pub fn symbols(&self) -> &[Symbol] {
         self.sorted.get_or_init(|| {
-            let mut symbols: Vec<Symbol> =
-                self.text.lines().filter_map(parse_kallsyms_line).collect();
+            let mut symbols: Vec<Symbol> = self.text.lines().filter_map(parse_kallsyms_line).collect();
             symbols.sort_by(|a, b| (a.address, &a.name).cmp(&(b.address, &b.name)));
             symbols
         })
@@ -82,9 +78,7 @@ impl Kallsyms {
     /// The symbol containing `address` (the nearest one at or below it) and the offset into it.
     pub fn lookup(&self, address: u64) -> Option<(&Symbol, u64)> {
         let symbols = self.symbols();
-        let index = symbols
-            .partition_point(|s| s.address <= address)
-            .checked_sub(1)?;
+        let index = symbols.partition_point(|s| s.address <= address).checked_sub(1)?;
         let symbol = &symbols[index];
         Some((symbol, address - symbol.address))
     }
@@ -95,15 +89,8 @@ fn parse_kallsyms_line(line: &str) -> Option<Symbol> {
     let address = u64::from_str_radix(parts.next()?, 16).ok()?;
     let kind = parts.next()?.chars().next()?;
     let name = parts.next()?.to_string();
-    let module = parts
-        .next()
-        .map(|m| m.trim_matches(|c| c == '[' || c == ']').to_string());
-    Some(Symbol {
-        address,
-        kind,
-        name,
-        module,
-    })
+    let module = parts.next().map(|m| m.trim_matches(|c| c == '[' || c == ']').to_string());
+    Some(Symbol { address, kind, name, module })
 }
 
 /// `printk_formats` as recorded: the format strings `bprint` events point to by address.
@@ -115,10 +102,7 @@ pub struct PrintkFormats {
 
 impl PrintkFormats {
     pub fn new(text: String) -> PrintkFormats {
-        PrintkFormats {
-            text,
-            by_address: OnceLock::new(),
-        }
+        PrintkFormats { text, by_address: OnceLock::new() }
     }
 
     pub fn text(&self) -> &str {
@@ -139,10 +123,7 @@ fn parse_printk_line(line: &str) -> Option<(u64, String)> {
     let (address, format) = line.split_once(':')?;
     let address = u64::from_str_radix(address.trim().trim_start_matches("0x"), 16).ok()?;
     let format = format.trim();
-    let format = format
-        .strip_prefix('"')
-        .and_then(|f| f.strip_suffix('"'))
-        .unwrap_or(format);
+    let format = format.strip_prefix('"').and_then(|f| f.strip_suffix('"')).unwrap_or(format);
     Some((address, format.to_string()))
 }
 

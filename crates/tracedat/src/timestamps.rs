@@ -16,23 +16,11 @@ impl TimeCorrection {
     /// The correction for a file's buffers. Guest-to-host sync applies to the top buffer
     /// only, as in trace-cmd.
     pub fn from_options(options: &Options, is_top_buffer: bool) -> TimeCorrection {
-        let date_ns = options
-            .date
-            .as_deref()
-            .map_or(0, |d| c_strtoll(d).wrapping_mul(1000));
-        let offset_ns = options
-            .offsets
-            .iter()
-            .fold(date_ns, |sum, o| sum.wrapping_add(c_strtoll(o)));
+        let date_ns = options.date.as_deref().map_or(0, |d| c_strtoll(d).wrapping_mul(1000));
+        let offset_ns = options.offsets.iter().fold(date_ns, |sum, o| sum.wrapping_add(c_strtoll(o)));
         TimeCorrection {
-            host_sync: options
-                .time_shift
-                .clone()
-                .filter(|t| is_top_buffer && !t.cpus.is_empty()),
-            tsc2nsec: options
-                .tsc2nsec
-                .filter(|t| t.mult != 0)
-                .map(|t| (t.mult, t.shift)),
+            host_sync: options.time_shift.clone().filter(|t| is_top_buffer && !t.cpus.is_empty()),
+            tsc2nsec: options.tsc2nsec.filter(|t| t.mult != 0).map(|t| (t.mult, t.shift)),
             offset_ns,
         }
     }
@@ -87,30 +75,19 @@ fn host_sync(shift: &TimeShift, ts: u64, cpu: u32) -> u64 {
     }
 }
 
-fn correct_between(
-    ts: u64,
-    interpolate: bool,
-    min: &TimeShiftSample,
-    max: &TimeShiftSample,
-) -> u64 {
+fn correct_between(ts: u64, interpolate: bool, min: &TimeShiftSample, max: &TimeShiftSample) -> u64 {
     let correction = if interpolate {
         let delta = (max.time as i64).wrapping_sub(min.time as i64);
-        let scaled = (ts as i64)
-            .wrapping_sub(min.time as i64)
-            .wrapping_mul(max.offset.wrapping_sub(min.offset));
+        let scaled = (ts as i64).wrapping_sub(min.time as i64).wrapping_mul(max.offset.wrapping_sub(min.offset));
         if delta == 0 {
             min.offset
         } else {
-            min.offset
-                .wrapping_add(scaled.wrapping_add(delta / 2) / delta)
+            min.offset.wrapping_add(scaled.wrapping_add(delta / 2).wrapping_div(delta))
         }
     } else {
         min.offset
     };
-    let scaled_ts = ts
-        .wrapping_mul(min.scaling)
-        .checked_shr(min.fraction as u32)
-        .unwrap_or(0);
+    let scaled_ts = ts.wrapping_mul(min.scaling).checked_shr(min.fraction as u32).unwrap_or(0);
     scaled_ts.wrapping_add(correction as u64)
 }
 
@@ -133,9 +110,7 @@ pub(crate) fn c_strtoll(text: &str) -> i64 {
     let magnitude = digits
         .chars()
         .map_while(|c| c.to_digit(radix))
-        .fold(0i64, |acc, d| {
-            acc.saturating_mul(radix as i64).saturating_add(d as i64)
-        });
+        .fold(0i64, |acc, d| acc.saturating_mul(radix as i64).saturating_add(d as i64));
     if negative { -magnitude } else { magnitude }
 }
 
@@ -155,11 +130,9 @@ mod tests {
 
     #[test]
     fn mul_shr_matches_wide_arithmetic_without_overflow() {
-        for (a, mul, shift) in [
-            (123_456_789_012u64, 3_000_000u32, 22u32),
-            (5, 7, 1),
-            (u32::MAX as u64 + 9, 1 << 31, 31),
-        ] {
+        for (a, mul, shift) in
+            [(123_456_789_012u64, 3_000_000u32, 22u32), (5, 7, 1), (u32::MAX as u64 + 9, 1 << 31, 31)]
+        {
             let wide = ((a as u128 * mul as u128) >> shift) as u64;
             assert_eq!(mul_u64_u32_shr(a, mul, shift), wide);
         }
@@ -170,11 +143,7 @@ mod tests {
         let options = Options {
             date: Some("0x2".into()),
             offsets: vec!["100".into()],
-            tsc2nsec: Some(Tsc2Nsec {
-                mult: 2,
-                shift: 1,
-                offset: 0,
-            }),
+            tsc2nsec: Some(Tsc2Nsec { mult: 2, shift: 1, offset: 0 }),
             ..Options::default()
         };
         let c = TimeCorrection::from_options(&options, true);
@@ -184,12 +153,7 @@ mod tests {
 
     #[test]
     fn host_sync_interpolates_between_samples() {
-        let s = |time, offset| TimeShiftSample {
-            time,
-            offset,
-            scaling: 1,
-            fraction: 0,
-        };
+        let s = |time, offset| TimeShiftSample { time, offset, scaling: 1, fraction: 0 };
         let shift = TimeShift {
             peer_trace_id: 0,
             flags: TimeShift::FLAG_INTERPOLATE,
@@ -199,12 +163,20 @@ mod tests {
         assert_eq!(host_sync(&shift, 250, 0), 250 + 30);
         // Before the first sample: extrapolated, C division truncating toward zero.
         assert_eq!(host_sync(&shift, 50, 0), 50 + 6);
-        assert_eq!(
-            host_sync(&shift, 999, 3),
-            999,
-            "CPUs without samples are left alone"
-        );
+        assert_eq!(host_sync(&shift, 999, 3), 999, "CPUs without samples are left alone");
         let flat = TimeShift { flags: 0, ..shift };
         assert_eq!(host_sync(&flat, 250, 0), 270);
+    }
+
+    #[test]
+    fn damaged_samples_wrap_instead_of_overflowing() {
+        let s = |time, offset| TimeShiftSample { time, offset, scaling: 1, fraction: 0 };
+        // A time span of -1 as i64 and a product of i64::MIN: C wraps, Rust must too.
+        let shift = TimeShift {
+            peer_trace_id: 0,
+            flags: TimeShift::FLAG_INTERPOLATE,
+            cpus: vec![vec![s(0, 0), s(u64::MAX, i64::MIN)]],
+        };
+        assert_eq!(host_sync(&shift, 1, 0), 1u64.wrapping_add(i64::MIN as u64));
     }
 }

@@ -27,9 +27,7 @@ pub struct Trace {
 
 impl std::fmt::Debug for Trace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Trace")
-            .field("input", &self.input)
-            .finish_non_exhaustive()
+        f.debug_struct("Trace").field("input", &self.input).finish_non_exhaustive()
     }
 }
 
@@ -38,19 +36,10 @@ impl Trace {
     pub fn open(path: impl AsRef<Path>) -> Result<Trace> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let file = std::fs::File::open(path)
-            .and_then(|file| {
-                Ok(SizedFile {
-                    len: file.metadata()?.len(),
-                    file,
-                })
-            })
-            .map_err(|e| Error {
-                input: name.clone(),
-                section: crate::Section::FileHeader,
-                offset: 0,
-                kind: e.into(),
-            })?;
+        let file =
+            std::fs::File::open(path).and_then(|file| Ok(SizedFile { len: file.metadata()?.len(), file })).map_err(
+                |e| Error { input: name.clone(), section: crate::Section::FileHeader, offset: 0, kind: e.into() },
+            )?;
         Trace::from_source(name, Arc::new(file))
     }
 
@@ -61,17 +50,9 @@ impl Trace {
 
     pub fn from_source(input: String, source: Arc<dyn Source>) -> Result<Trace> {
         let meta = read_metadata(&*source).map_err(|e| e.named(&input))?;
-        let corrections = meta
-            .buffers
-            .iter()
-            .map(|b| TimeCorrection::from_options(&meta.options, b.name.is_empty()))
-            .collect();
-        Ok(Trace {
-            input,
-            source,
-            meta,
-            corrections,
-        })
+        let corrections =
+            meta.buffers.iter().map(|b| TimeCorrection::from_options(&meta.options, b.name.is_empty())).collect();
+        Ok(Trace { input, source, meta, corrections })
     }
 
     /// The input's name (the path it was opened from).
@@ -94,14 +75,8 @@ impl Trace {
 
     /// The number of CPUs of the traced machine, counting CPUs that recorded nothing.
     pub fn cpu_count(&self) -> u32 {
-        let with_data = self
-            .meta
-            .buffers
-            .iter()
-            .flat_map(|b| &b.cpus)
-            .map(|c| c.cpu + 1)
-            .max()
-            .unwrap_or(0);
+        let with_data =
+            self.meta.buffers.iter().flat_map(|b| &b.cpus).map(|c| c.cpu.saturating_add(1)).max().unwrap_or(0);
         self.meta.cpu_count.unwrap_or(0).max(with_data)
     }
 
@@ -134,12 +109,7 @@ impl Trace {
             .selected(selection)
             .map(|(index, buffer, cpu)| {
                 let (plan, planning_damage) = if cpu.compressed {
-                    BlockPlan::chunks(
-                        &*self.source,
-                        cpu.offset,
-                        self.meta.header.endian,
-                        self.meta.header.compression,
-                    )
+                    BlockPlan::chunks(&*self.source, cpu.offset, self.meta.header.endian, self.meta.header.compression)
                 } else {
                     BlockPlan::raw(cpu.offset, cpu.size, buffer.page_size, self.source.len())
                 };
@@ -152,8 +122,7 @@ impl Trace {
                     page_size: buffer.page_size,
                     correction: self.corrections[index].clone(),
                 };
-                let cursor =
-                    CpuCursor::new(setup, BlockFetcher::new(plan, Arc::clone(&self.source)));
+                let cursor = CpuCursor::new(setup, BlockFetcher::new(plan, Arc::clone(&self.source)));
                 damage.extend(planning_damage.map(|e| cursor.block_error(e)));
                 cursor
             })
@@ -169,19 +138,9 @@ impl Trace {
             .buffers
             .iter()
             .enumerate()
-            .filter(|(_, b)| {
-                selection
-                    .buffers
-                    .as_ref()
-                    .is_none_or(|names| names.contains(&b.name))
-            })
+            .filter(|(_, b)| selection.buffers.as_ref().is_none_or(|names| names.contains(&b.name)))
             .flat_map(|(i, b)| b.cpus.iter().map(move |c| (i, b, c)))
-            .filter(|(_, _, c)| {
-                selection
-                    .cpus
-                    .as_ref()
-                    .is_none_or(|cpus| cpus.contains(&c.cpu))
-            })
+            .filter(|(_, _, c)| selection.cpus.as_ref().is_none_or(|cpus| cpus.contains(&c.cpu)))
     }
 }
 
@@ -203,11 +162,7 @@ impl Selection {
 
     /// One CPU of one buffer, read on the calling thread (for per-CPU parallel work).
     pub fn one_cpu(buffer: &str, cpu: u32) -> Selection {
-        Selection {
-            buffers: Some(vec![buffer.to_string()]),
-            cpus: Some(vec![cpu]),
-            workers: Some(0),
-        }
+        Selection { buffers: Some(vec![buffer.to_string()]), cpus: Some(vec![cpu]), workers: Some(0) }
     }
 }
 
@@ -246,12 +201,7 @@ pub struct EventStream<'t> {
 }
 
 impl<'t> EventStream<'t> {
-    fn new(
-        trace: &'t Trace,
-        cursors: Vec<CpuCursor>,
-        prefetcher: Option<Prefetcher>,
-        damage: Vec<Error>,
-    ) -> Self {
+    fn new(trace: &'t Trace, cursors: Vec<CpuCursor>, prefetcher: Option<Prefetcher>, damage: Vec<Error>) -> Self {
         EventStream {
             trace,
             cursors,
@@ -284,11 +234,7 @@ impl<'t> EventStream<'t> {
                 Missed::Count(n) => Some(n),
                 _ => None,
             };
-            return Some(Item::Lost(Lost {
-                buffer: cursor.buffer,
-                cpu: Cpu(cursor.cpu),
-                count,
-            }));
+            return Some(Item::Lost(Lost { buffer: cursor.buffer, cpu: Cpu(cursor.cpu), count }));
         }
         self.returned = true;
         let event = event_of(self.trace, &self.cursors[index]);
@@ -302,8 +248,7 @@ impl<'t> EventStream<'t> {
         self.started = true;
         for index in 0..self.cursors.len() {
             if self.cursors[index].advance(self.prefetcher.as_ref(), &mut self.damage) {
-                self.waiting
-                    .push(Reverse((self.cursors[index].key(), index)));
+                self.waiting.push(Reverse((self.cursors[index].key(), index)));
             }
         }
         self.current = self.waiting.pop().map(|Reverse((_, i))| i);

@@ -4,24 +4,54 @@
 //! per-CPU data streams through [`CpuSink`]s into a spill file; [`TraceWriter::write_to`]
 //! lays the file out once every size is known. The same input gives the same bytes.
 //!
-//! ```no_run
-//! use tracedat::{Endian, FileFormat, TraceWriter, compress::Codec, format::parse_event_format};
+//! Generated events (the payload built from the event's format):
 //!
-//! let format = FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096);
-//! let mut writer = TraceWriter::new(format, 2)?;
+//! ```no_run
+//! use tracedat::{Endian, FileFormat, PayloadBuilder, TraceWriter, compress::Codec};
+//!
 //! let text = "name: my_event\nID: 900\nformat:\n\
 //!     \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
 //!     \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
 //!     \tfield:int value;\toffset:8;\tsize:4;\tsigned:1;\n";
+//! let my_event = tracedat::format::parse_event_format("demo", text, 8)?;
+//! let mut writer = TraceWriter::new(FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096), 2)?;
 //! writer.add_event_format("demo", text);
-//! let my_event = parse_event_format("demo", text, 8).unwrap();
-//! let mut payload = tracedat::PayloadBuilder::new(&my_event, Endian::Little);
+//! writer.add_cmdline(42, "worker");
 //! let mut sink = writer.cpu_sink(TraceWriter::TOP, 1)?;
-//! payload.set_int("common_pid", 42).unwrap().set_int("value", -1).unwrap();
+//! let mut payload = PayloadBuilder::new(&my_event, Endian::Little);
+//! payload.set_int("common_pid", 42)?.set_int("value", -1)?;
 //! sink.add_event(1_000, payload.bytes())?;
+//! sink.mark_lost(Some(3)); // the next page says 3 events were lost before it
+//! sink.add_event(2_000, payload.bytes())?;
 //! writer.close_sink(sink)?;
-//! writer.write_file("out.dat")?;
-//! # Ok::<(), tracedat::WriteError>(())
+//! writer.write_file("synth.dat")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Raw pages, as `per_cpu/cpuN/trace_pipe_raw` gives them (a sink may live on the thread
+//! reading its CPU):
+//!
+//! ```no_run
+//! use std::io::Read;
+//! use tracedat::{Endian, FileFormat, TraceWriter, compress::Codec};
+//!
+//! let events = "/sys/kernel/tracing/events";
+//! let mut writer = TraceWriter::new(FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096), 1)?;
+//! writer.set_header_info(
+//!     &std::fs::read_to_string(format!("{events}/header_page"))?,
+//!     &std::fs::read_to_string(format!("{events}/header_event"))?,
+//! )?;
+//! writer.add_event_format("sched", &std::fs::read_to_string(format!("{events}/sched/sched_switch/format"))?);
+//! writer.add_option(0x7e00, b"recorder context".to_vec())?;
+//! let mut sink = writer.cpu_sink(TraceWriter::TOP, 0)?;
+//! let mut pipe = std::fs::File::open("/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw")?;
+//! let mut page = vec![0u8; 4096];
+//! while pipe.read(&mut page)? == page.len() {
+//!     sink.add_page(&page)?;
+//! }
+//! writer.close_sink(sink)?;
+//! writer.write_file("record.dat")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use crate::compress::Codec;
@@ -60,21 +90,11 @@ pub struct FileFormat {
 
 impl FileFormat {
     pub fn v6(endian: Endian, long_size: u8, page_size: u32) -> FileFormat {
-        FileFormat {
-            version: FileVersion::V6,
-            endian,
-            long_size,
-            page_size,
-        }
+        FileFormat { version: FileVersion::V6, endian, long_size, page_size }
     }
 
     pub fn v7(compression: Codec, endian: Endian, long_size: u8, page_size: u32) -> FileFormat {
-        FileFormat {
-            version: FileVersion::V7 { compression },
-            endian,
-            long_size,
-            page_size,
-        }
+        FileFormat { version: FileVersion::V7 { compression }, endian, long_size, page_size }
     }
 
     /// The codec of compressed sections and CPU data; `None` when nothing is compressed.
@@ -121,11 +141,7 @@ pub enum WriteError {
     #[error("buffer {0:?} exists already")]
     DuplicateBuffer(String),
     #[error("version 6 files have one page size ({file}); buffer {name:?} asks for {page_size}")]
-    V6PageSize {
-        name: String,
-        page_size: u32,
-        file: u32,
-    },
+    V6PageSize { name: String, page_size: u32, file: u32 },
     #[error("a raw page of {got} bytes where pages are {expected} bytes")]
     PageLength { expected: usize, got: usize },
     #[error("{what} of {size} bytes is too large for the file format")]
@@ -192,11 +208,7 @@ impl TraceWriter {
     }
 
     /// As [`TraceWriter::new`], spilling CPU data into `dir` (e.g. next to the output).
-    pub fn with_spill_dir(
-        format: FileFormat,
-        cpu_count: u32,
-        dir: &Path,
-    ) -> Result<TraceWriter, WriteError> {
+    pub fn with_spill_dir(format: FileFormat, cpu_count: u32, dir: &Path) -> Result<TraceWriter, WriteError> {
         if !matches!(format.long_size, 4 | 8) {
             return Err(WriteError::LongSize(format.long_size));
         }
@@ -232,20 +244,14 @@ impl TraceWriter {
     /// Uses the kernel's own `header_page` and `header_event` texts instead of generated
     /// ones. The page layout is taken from `header_page`; its commit size must be the
     /// format's long size. Only before the first sink is made.
-    pub fn set_header_info(
-        &mut self,
-        header_page: &str,
-        header_event: &str,
-    ) -> Result<(), WriteError> {
+    pub fn set_header_info(&mut self, header_page: &str, header_event: &str) -> Result<(), WriteError> {
         if self.buffers.iter().any(|b| !b.cpus.is_empty()) {
             return Err(WriteError::HeaderAfterSinks);
         }
-        let fields = parse_field_list(header_page, self.format.long_size)
-            .map_err(|e| WriteError::HeaderPage(e.to_string()))?;
-        let layout =
-            PageLayout::from_header_fields(&fields, self.format.endian).ok_or_else(|| {
-                WriteError::HeaderPage("no usable timestamp/commit/data fields".into())
-            })?;
+        let fields =
+            parse_field_list(header_page, self.format.long_size).map_err(|e| WriteError::HeaderPage(e.to_string()))?;
+        let layout = PageLayout::from_header_fields(&fields, self.format.endian)
+            .ok_or_else(|| WriteError::HeaderPage("no usable timestamp/commit/data fields".into()))?;
         if layout.commit_size != self.format.long_size as usize {
             return Err(WriteError::HeaderPage(format!(
                 "commit is {} bytes but the long size is {}",
@@ -267,9 +273,7 @@ impl TraceWriter {
         }
         match self.event_formats.iter_mut().find(|(s, _)| s == system) {
             Some((_, texts)) => texts.push(text.to_string()),
-            None => self
-                .event_formats
-                .push((system.to_string(), vec![text.to_string()])),
+            None => self.event_formats.push((system.to_string(), vec![text.to_string()])),
         }
     }
 
@@ -340,22 +344,13 @@ impl TraceWriter {
     }
 
     /// Adds a tracing instance (`record -B NAME`). Version 6 files have one page size.
-    pub fn add_instance(
-        &mut self,
-        name: &str,
-        clock: &str,
-        page_size: u32,
-    ) -> Result<BufferId, WriteError> {
+    pub fn add_instance(&mut self, name: &str, clock: &str, page_size: u32) -> Result<BufferId, WriteError> {
         check_page_size(page_size)?;
         if self.buffers.iter().any(|b| b.name == name) {
             return Err(WriteError::DuplicateBuffer(name.to_string()));
         }
         if self.format.version == FileVersion::V6 && page_size != self.format.page_size {
-            return Err(WriteError::V6PageSize {
-                name: name.to_string(),
-                page_size,
-                file: self.format.page_size,
-            });
+            return Err(WriteError::V6PageSize { name: name.to_string(), page_size, file: self.format.page_size });
         }
         self.buffers.push(BufferState {
             name: name.to_string(),
@@ -369,17 +364,11 @@ impl TraceWriter {
     /// The sink for one CPU of a buffer; one per CPU and buffer.
     pub fn cpu_sink(&mut self, buffer: BufferId, cpu: u32) -> Result<CpuSink, WriteError> {
         if cpu >= self.cpu_count {
-            return Err(WriteError::CpuOutOfRange {
-                cpu,
-                cpu_count: self.cpu_count,
-            });
+            return Err(WriteError::CpuOutOfRange { cpu, cpu_count: self.cpu_count });
         }
         let state = &mut self.buffers[buffer.0];
         if state.cpus.contains_key(&cpu) {
-            return Err(WriteError::SinkExists {
-                buffer: state.name.clone(),
-                cpu,
-            });
+            return Err(WriteError::SinkExists { buffer: state.name.clone(), cpu });
         }
         let sink = CpuSink::new(SinkSetup {
             buffer,
@@ -407,10 +396,7 @@ impl TraceWriter {
     pub fn write_to(self, out: impl io::Write) -> Result<u64, WriteError> {
         for buffer in &self.buffers {
             if let Some((&cpu, _)) = buffer.cpus.iter().find(|(_, s)| s.is_none()) {
-                return Err(WriteError::SinkNotClosed {
-                    buffer: buffer.name.clone(),
-                    cpu,
-                });
+                return Err(WriteError::SinkNotClosed { buffer: buffer.name.clone(), cpu });
             }
         }
         crate::assemble::write_file(&self, out)
@@ -418,8 +404,7 @@ impl TraceWriter {
 
     /// Writes the file to `path`.
     pub fn write_file(self, path: impl AsRef<Path>) -> Result<u64, WriteError> {
-        let file = std::fs::File::create(path.as_ref())
-            .map_err(|e| WriteError::io("creating the output file", e))?;
+        let file = std::fs::File::create(path.as_ref()).map_err(|e| WriteError::io("creating the output file", e))?;
         self.write_to(file)
     }
 }
@@ -429,4 +414,57 @@ fn check_page_size(page_size: u32) -> Result<(), WriteError> {
         return Err(WriteError::PageSize(page_size));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer(version: FileVersion) -> TraceWriter {
+        let format = FileFormat { version, endian: Endian::Little, long_size: 8, page_size: 4096 };
+        TraceWriter::new(format, 2).unwrap()
+    }
+
+    #[test]
+    fn sinks_can_move_to_other_threads() {
+        fn is_send<T: Send>() {}
+        is_send::<CpuSink>();
+    }
+
+    #[test]
+    fn misuse_is_an_error() {
+        let mut w = writer(FileVersion::V6);
+        assert!(matches!(w.cpu_sink(TraceWriter::TOP, 2), Err(WriteError::CpuOutOfRange { cpu: 2, .. })));
+        assert!(matches!(w.add_instance("x", "local", 8192), Err(WriteError::V6PageSize { .. })));
+        assert!(matches!(w.add_instance("", "local", 4096), Err(WriteError::DuplicateBuffer(_))));
+        assert!(matches!(w.add_option(0, vec![]), Err(WriteError::ReservedOption)));
+        let mut sink = w.cpu_sink(TraceWriter::TOP, 1).unwrap();
+        assert!(matches!(w.cpu_sink(TraceWriter::TOP, 1), Err(WriteError::SinkExists { cpu: 1, .. })));
+        assert!(matches!(sink.add_page(&[0; 100]), Err(WriteError::PageLength { expected: 4096, got: 100 })));
+        assert!(matches!(sink.add_event(1, &[0; 5000]), Err(WriteError::Page(PageError::EventTooLarge { .. }))));
+        assert!(matches!(
+            w.set_header_info(&standard_header_page(8, 4096), STANDARD_HEADER_EVENT),
+            Err(WriteError::HeaderAfterSinks)
+        ));
+        let mut other = writer(FileVersion::V6);
+        let stranger = other.cpu_sink(TraceWriter::TOP, 0).unwrap();
+        assert!(matches!(w.close_sink(stranger), Err(WriteError::ForeignSink)));
+        assert!(matches!(w.write_to(Vec::new()), Err(WriteError::SinkNotClosed { cpu: 1, .. })));
+        drop(sink);
+    }
+
+    #[test]
+    fn header_page_must_match_the_long_size() {
+        let mut w = writer(FileVersion::V7 { compression: Codec::None });
+        assert!(matches!(
+            w.set_header_info(&standard_header_page(4, 4096), STANDARD_HEADER_EVENT),
+            Err(WriteError::HeaderPage(_))
+        ));
+        assert!(matches!(w.set_header_info("garbage", ""), Err(WriteError::HeaderPage(_))));
+        let kernel_text = standard_header_page(8, 4096).replace("signed:0;\n", "signed:1;\n");
+        w.set_header_info(&kernel_text, STANDARD_HEADER_EVENT).unwrap();
+        assert_eq!(w.header_page, kernel_text);
+        assert!(matches!(TraceWriter::new(FileFormat::v6(Endian::Big, 2, 4096), 1), Err(WriteError::LongSize(2))));
+        assert!(matches!(TraceWriter::new(FileFormat::v6(Endian::Big, 8, 32), 1), Err(WriteError::PageSize(32))));
+    }
 }

@@ -1,0 +1,100 @@
+//! Whole-output tests: golden files for a sample scene in each format, determinism, and
+//! the size of a half-million-rectangle scene.
+//!
+//! Golden files live in `tests/golden/`. When output changes on purpose, rewrite them with
+//! `SCHEDLENS_BLESS=1 cargo test -p render` and look at the new files before committing.
+
+mod common;
+
+use std::fs;
+use std::path::PathBuf;
+
+use render::{Document, PngOptions, Rgba, Scene, write_pdf, write_png, write_svg};
+
+fn svg(scene: &Scene) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_svg(scene, &mut out).unwrap();
+    out
+}
+
+fn png(scene: &Scene, scale: f32) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_png(scene, &PngOptions { scale }, &mut out).unwrap();
+    out
+}
+
+fn pdf(document: &Document) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_pdf(document, &mut out).unwrap();
+    out
+}
+
+/// Two pages: the sample, then two small scenes stacked.
+fn sample_document() -> Document {
+    let small = |background| {
+        let mut scene = common::sample_scene();
+        scene.background = background;
+        scene.items.truncate(1);
+        scene.height = 30.0;
+        scene
+    };
+    let stacked = Scene::stack([small(Rgba::WHITE), small(Rgba::grey(230))], 4.0);
+    Document { pages: vec![common::sample_scene(), stacked] }
+}
+
+/// Compares output with its golden file, or rewrites the file when blessing.
+fn check_golden(name: &str, actual: &[u8]) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("SCHEDLENS_BLESS").is_some_and(|bless| bless == "1") {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, actual).unwrap();
+        return;
+    }
+    let how = "if the change is intended, run `SCHEDLENS_BLESS=1 cargo test -p render` and look at the new file";
+    let expected = fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}; {how}", path.display()));
+    if expected != actual {
+        let actual_path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        fs::write(&actual_path, actual).unwrap();
+        panic!(
+            "{name}: the output ({} bytes, written to {}) differs from {} ({} bytes); {how}",
+            actual.len(),
+            actual_path.display(),
+            path.display(),
+            expected.len()
+        );
+    }
+}
+
+#[test]
+fn golden_svg() {
+    check_golden("sample.svg", &svg(&common::sample_scene()));
+}
+
+#[test]
+fn golden_png() {
+    check_golden("sample.png", &png(&common::sample_scene(), 1.0));
+}
+
+#[test]
+fn golden_pdf() {
+    check_golden("sample.pdf", &pdf(&sample_document()));
+}
+
+#[test]
+fn same_scene_same_bytes() {
+    let (scene, document) = (common::sample_scene(), sample_document());
+    assert_eq!(svg(&scene), svg(&common::sample_scene()));
+    assert_eq!(png(&scene, 2.0), png(&common::sample_scene(), 2.0));
+    assert_eq!(pdf(&document), pdf(&sample_document()));
+}
+
+#[test]
+fn half_a_million_rects_stay_compact() {
+    let scene = common::big_scene(2000, 256);
+    assert_eq!(common::rect_count(&scene), 512_000);
+    let sizes = [svg(&scene).len(), png(&scene, 1.0).len(), pdf(&Document { pages: vec![scene] }).len()];
+    let [svg_size, png_size, pdf_size] = sizes;
+    assert!(svg_size < 12 << 20, "SVG of {svg_size} bytes");
+    assert!(png_size < 8 << 20, "PNG of {png_size} bytes");
+    assert!(pdf_size < 6 << 20, "PDF of {pdf_size} bytes");
+}

@@ -1,0 +1,28 @@
+//! Fuzzes the trace.dat reader: any bytes are opened as a trace, every event of every
+//! buffer is read and all its field values decoded. Errors and reported damage are fine;
+//! a panic, a hang or a huge allocation is a bug.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::hint::black_box;
+use tracedat::{Item, Selection, Trace};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(trace) = Trace::from_bytes("fuzz", data.to_vec()) else {
+        return;
+    };
+    let meta = trace.metadata();
+    black_box((trace.cpu_count(), trace.clock(), meta.kallsyms.symbols().len()));
+    // Read on this thread: prefetch workers would only make runs slower and less repeatable.
+    let mut events = trace.events_of(&Selection { workers: Some(0), ..Selection::all() });
+    while let Some(item) = events.next() {
+        let Item::Event(event) = item else { continue };
+        black_box((event.name(), event.pid()));
+        for (field, value) in event.fields() {
+            let decoded = value.map(|v| (v.as_i64(), v.as_str(), v.elements().count()));
+            black_box((&field.name, decoded));
+        }
+    }
+    black_box(events.damage().len());
+});
