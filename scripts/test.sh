@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # The project's test suite: every crate's tests (unit, golden files, scenario tests, and
 # the comparisons with `trace-cmd report` on the real traces in testdata/), then the trace
-# reader's fuzzer for a bounded time. Needs Rust (rustup) and trace-cmd; `.ci/run`
-# installs what a fresh Debian machine lacks and then runs this script.
+# reader's fuzzer for a bounded time. Installs trace-cmd (as root, with apt) and Rust
+# (rustup) when missing; `.ci/run` installs the rest a fresh Debian machine lacks and
+# then runs this script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+if ! command -v trace-cmd >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq trace-cmd >/dev/null
+fi
 if ! command -v trace-cmd >/dev/null; then
     echo "test.sh: trace-cmd is needed as the reference decoder (apt-get install trace-cmd)" >&2
     exit 2
+fi
+if ! command -v cargo >/dev/null; then
+    [[ -f "$HOME/.cargo/env" ]] || curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    source "$HOME/.cargo/env"
 fi
 
 cargo test --workspace --locked

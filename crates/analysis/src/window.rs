@@ -85,11 +85,19 @@ impl WindowRequest {
 pub struct TaskFilter {
     /// Only tasks created during the trace.
     pub forked_only: bool,
+    /// Only tasks that were ever named with this prefix (`running-waiting --target`).
+    pub command_prefix: Option<String>,
 }
 
 impl TaskFilter {
     pub fn accepts(&self, model: &Model, task: TaskId) -> bool {
-        task != TaskId::IDLE && (!self.forked_only || model.tasks.get(task).forked)
+        if task == TaskId::IDLE {
+            return false;
+        }
+        let info = model.tasks.get(task);
+        let named =
+            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms.name(comm).starts_with(prefix.as_str()));
+        (!self.forked_only || info.forked) && self.command_prefix.as_ref().is_none_or(named)
     }
 }
 

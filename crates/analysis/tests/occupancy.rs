@@ -79,8 +79,11 @@ fn forked_filter_counts_only_tasks_created_in_the_trace() {
         .other(80, 0, 2)
         .finish();
     let mut forked = Vec::new();
-    sweep(&model, Window::new(Nanos(0), Nanos(80)), &TaskFilter { forked_only: true }, |s, e, o| {
-        forked.push((s.0, e.0, o.running, o.waiting))
-    });
+    sweep(
+        &model,
+        Window::new(Nanos(0), Nanos(80)),
+        &TaskFilter { forked_only: true, ..TaskFilter::default() },
+        |s, e, o| forked.push((s.0, e.0, o.running, o.waiting)),
+    );
     assert_eq!(forked, [(0, 10, 0, 0), (10, 40, 0, 1), (40, 80, 1, 0)]);
 }

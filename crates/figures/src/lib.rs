@@ -1,6 +1,11 @@
 //! Figures of the scheduling model: per-core timelines, running/waiting plots and heat
-//! maps, computed at the output's resolution as plain data and laid out as scenes.
+//! maps, computed at the output's resolution as plain data and laid out as backend-neutral
+//! scenes (the `render` crate draws them as SVG, PNG or PDF).
 
+pub mod axis;
+pub mod graph;
 pub mod palette;
 pub mod running_waiting;
+pub mod running_waiting_plot;
+mod style;
 pub mod timeline;

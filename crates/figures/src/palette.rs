@@ -10,7 +10,7 @@ impl Rgb {
     pub const WHITE: Rgb = Rgb(255, 255, 255);
     pub const BLACK: Rgb = Rgb(0, 0, 0);
     /// Time whose state is unknown (lost events, unrecorded switches).
-    pub const UNKNOWN: Rgb = Rgb(215, 215, 215);
+    pub const UNKNOWN: Rgb = Rgb(226, 226, 226);
 
     pub fn hex(self) -> String {
         format!("#{:02x}{:02x}{:02x}", self.0, self.1, self.2)

@@ -46,9 +46,22 @@ pub struct TimelineRequest<'a> {
     pub coloring: &'a Coloring,
 }
 
-/// Computes every row's spans.
+/// Computes every row's spans, rows spread over the machine's cores.
 pub fn rows(model: &Model, request: &TimelineRequest<'_>) -> Vec<Row> {
-    request.rows.iter().map(|&cpu| Row { cpu, spans: row_spans(model, cpu, request) }).collect()
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(request.rows.len()).max(1);
+    let mut rows: Vec<Row> = request.rows.iter().map(|&cpu| Row { cpu, spans: Vec::new() }).collect();
+    let chunk = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for part in rows.chunks_mut(chunk) {
+            scope.spawn(move || {
+                let mut painter = Painter::new(model, request.filter, request.coloring);
+                for row in part {
+                    row.spans = row_spans(model, row.cpu, request, &mut painter);
+                }
+            });
+        }
+    });
+    rows
 }
 
 /// The color a segment is drawn in, or `None` for background (idle, filtered out).
@@ -67,7 +80,36 @@ pub fn segment_color(model: &Model, segment: &Segment, filter: &TaskFilter, colo
     })
 }
 
-fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>) -> Vec<Span> {
+/// Segment colors with a per-task cache: a task's color only changes with its name, so
+/// a task that kept one name is looked up once.
+struct Painter<'a> {
+    model: &'a Model,
+    filter: &'a TaskFilter,
+    coloring: &'a Coloring,
+    /// Per task: not yet known, or its color (`None`: background).
+    cache: Vec<Option<Option<Rgb>>>,
+}
+
+impl<'a> Painter<'a> {
+    fn new(model: &'a Model, filter: &'a TaskFilter, coloring: &'a Coloring) -> Painter<'a> {
+        Painter { model, filter, coloring, cache: vec![None; model.tasks.len()] }
+    }
+
+    fn color(&mut self, segment: &Segment) -> Option<Rgb> {
+        let index = segment.task.index();
+        if let Some(Some(known)) = self.cache.get(index) {
+            return *known;
+        }
+        let color = segment_color(self.model, segment, self.filter, self.coloring);
+        let one_name = segment.task == TaskId::IDLE || self.model.tasks.get(segment.task).comms.len() == 1;
+        if one_name && let Some(slot) = self.cache.get_mut(index) {
+            *slot = Some(color);
+        }
+        color
+    }
+}
+
+fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>, painter: &mut Painter<'_>) -> Vec<Span> {
     let Some(timeline) = model.cpus.get(cpu.index()) else { return Vec::new() };
     let mut columns = Columns::new(request.window, request.columns);
     let segments = &timeline.segments;
@@ -79,7 +121,7 @@ fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>) -> Vec<Span
             columns.add(start.0, end.0, Some(Rgb::UNKNOWN));
             uncertain.next();
         }
-        let color = segment_color(model, &segment, request.filter, request.coloring);
+        let color = painter.color(&segment);
         columns.add(segment.start.0, segment.end.0, color);
     }
     for &(start, end) in uncertain {

@@ -7,58 +7,88 @@ use tracedat::format::EventFormat;
 use tracedat::{Cpu, Event, FieldRef, Formats, Nanos, Pid};
 
 /// A scheduler event, with borrowed names.
+pub type SchedEvent<'a> = Sched<&'a [u8]>;
+
+/// A scheduler event whose names (comms, exec file names) are of type `N`: borrowed
+/// slices, or references into a batch when events travel between threads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum SchedEvent<'a> {
+pub enum Sched<N> {
     Switch {
         prev_pid: Pid,
-        prev_comm: &'a [u8],
+        prev_comm: N,
         prev_state: i64,
         next_pid: Pid,
-        next_comm: &'a [u8],
+        next_comm: N,
     },
     /// `sched_waking`: a wakeup begins (on the waker's CPU).
     Waking {
         pid: Pid,
-        comm: &'a [u8],
+        comm: N,
         target_cpu: Option<Cpu>,
     },
     /// `sched_wakeup`: the task is runnable on `target_cpu`. `success` exists on old kernels only.
     Wakeup {
         pid: Pid,
-        comm: &'a [u8],
+        comm: N,
         target_cpu: Option<Cpu>,
         success: Option<bool>,
     },
     WakeupNew {
         pid: Pid,
-        comm: &'a [u8],
+        comm: N,
         target_cpu: Option<Cpu>,
     },
     MigrateTask {
         pid: Pid,
-        comm: &'a [u8],
+        comm: N,
         orig_cpu: Cpu,
         dest_cpu: Cpu,
     },
     Fork {
         parent_pid: Pid,
-        parent_comm: &'a [u8],
+        parent_comm: N,
         child_pid: Pid,
-        child_comm: &'a [u8],
+        child_comm: N,
     },
     Exec {
         pid: Pid,
-        filename: &'a [u8],
+        filename: N,
     },
     Exit {
         pid: Pid,
-        comm: &'a [u8],
+        comm: N,
     },
     Free {
         pid: Pid,
     },
     /// Any other event: it still shows which task was running on its CPU.
     Other,
+}
+
+impl<N: Copy> Sched<N> {
+    /// The same event with every name passed through `f`.
+    pub fn map_names<M>(self, mut f: impl FnMut(N) -> M) -> Sched<M> {
+        match self {
+            Sched::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
+                Sched::Switch { prev_pid, prev_comm: f(prev_comm), prev_state, next_pid, next_comm: f(next_comm) }
+            }
+            Sched::Waking { pid, comm, target_cpu } => Sched::Waking { pid, comm: f(comm), target_cpu },
+            Sched::Wakeup { pid, comm, target_cpu, success } => {
+                Sched::Wakeup { pid, comm: f(comm), target_cpu, success }
+            }
+            Sched::WakeupNew { pid, comm, target_cpu } => Sched::WakeupNew { pid, comm: f(comm), target_cpu },
+            Sched::MigrateTask { pid, comm, orig_cpu, dest_cpu } => {
+                Sched::MigrateTask { pid, comm: f(comm), orig_cpu, dest_cpu }
+            }
+            Sched::Fork { parent_pid, parent_comm, child_pid, child_comm } => {
+                Sched::Fork { parent_pid, parent_comm: f(parent_comm), child_pid, child_comm: f(child_comm) }
+            }
+            Sched::Exec { pid, filename } => Sched::Exec { pid, filename: f(filename) },
+            Sched::Exit { pid, comm } => Sched::Exit { pid, comm: f(comm) },
+            Sched::Free { pid } => Sched::Free { pid },
+            Sched::Other => Sched::Other,
+        }
+    }
 }
 
 /// Where and when an event happened, and which task was running there.

@@ -12,13 +12,14 @@ mod events;
 mod model;
 #[cfg(feature = "scenario")]
 pub mod scenario;
+mod staging;
 mod tables;
 mod tasks;
 mod topology;
 mod tracker;
 
 pub use anomalies::{Anomalies, Anomaly, Severity};
-pub use events::{EventContext, SchedDecoder, SchedEvent};
+pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
 pub use model::{AfterSleepError, BuildReport, Model, ModelError};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};

@@ -3,11 +3,12 @@
 //! recording's initial `sleep`.
 
 use crate::anomalies::Anomalies;
-use crate::events::{EventContext, SchedDecoder};
+use crate::events::SchedDecoder;
+use crate::staging::{self, Batch, Staged};
 use crate::tables::{CpuTimeline, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
 use crate::tracker::{Output, Tracker, TrackerOptions};
-use tracedat::{Cpu, Item, Nanos, Selection, Trace};
+use tracedat::{Cpu, Nanos, Selection, Trace};
 
 /// Why a model could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -81,29 +82,25 @@ impl Model {
             initial_names: trace.metadata().cmdlines.iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
         };
         let mut tracker = Tracker::new(trace.cpu_count(), options);
-        let mut stream = trace.events_of(&Selection { buffers: Some(vec![buffer.clone()]), ..Selection::all() });
-        let mut events = 0u64;
-        loop {
-            if events % (1 << 16) == 0 {
-                progress(stream.bytes_done());
+        let stream = trace.events_of(&Selection { buffers: Some(vec![buffer.clone()]), ..Selection::all() });
+        let end = std::thread::scope(|scope| {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Batch>(4);
+            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
+            let reader = scope.spawn(|| staging::stage(stream, &decoder, full_tx, empty_rx));
+            for batch in full_rx {
+                progress(batch.bytes_done);
+                track_batch(&mut tracker, &batch);
+                let _ = empty_tx.send(batch);
             }
-            let Some(item) = stream.next() else { break };
-            match item {
-                Item::Event(event) => {
-                    events += 1;
-                    let ctx = EventContext { ts: event.ts, cpu: event.cpu, pid: event.pid() };
-                    tracker.event(ctx, &decoder.decode(&event));
-                }
-                Item::Lost(lost) => tracker.lost(lost.cpu, lost.count),
-            }
-        }
-        if events == 0 {
+            reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        if end.events == 0 {
             return Err(ModelError::NoEvents { input });
         }
         let report = BuildReport {
-            events,
-            unknown_events: stream.unknown_events(),
-            damage: stream.take_damage(),
+            events: end.events,
+            unknown_events: end.unknown_events,
+            damage: end.damage,
             unusable_events: decoder.unusable.clone(),
             buffer,
         };
@@ -192,5 +189,14 @@ impl Model {
             .flat_map(|c| c.segments.iter().filter(|s| s.task == task).map(|s| s.end))
             .max()
             .unwrap_or(self.tasks.last_seen(task))
+    }
+}
+/// Feeds one batch of decoded items to the tracker.
+fn track_batch(tracker: &mut Tracker, batch: &Batch) {
+    for item in &batch.items {
+        match item {
+            Staged::Event(ctx, event) => tracker.event(*ctx, &event.map_names(|name| batch.name(name))),
+            Staged::Lost(cpu, count) => tracker.lost(*cpu, *count),
+        }
     }
 }

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::fs;
 use std::path::PathBuf;
 
 use render::{Document, PngOptions, Rgba, Scene, write_pdf, write_png, write_svg};
@@ -44,25 +43,8 @@ fn sample_document() -> Document {
 
 /// Compares output with its golden file, or rewrites the file when blessing.
 fn check_golden(name: &str, actual: &[u8]) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
-    if std::env::var_os("SCHEDLENS_BLESS").is_some_and(|bless| bless == "1") {
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, actual).unwrap();
-        return;
-    }
-    let how = "if the change is intended, run `SCHEDLENS_BLESS=1 cargo test -p render` and look at the new file";
-    let expected = fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}; {how}", path.display()));
-    if expected != actual {
-        let actual_path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        fs::write(&actual_path, actual).unwrap();
-        panic!(
-            "{name}: the output ({} bytes, written to {}) differs from {} ({} bytes); {how}",
-            actual.len(),
-            actual_path.display(),
-            path.display(),
-            expected.len()
-        );
-    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    golden::check(&manifest.join("tests/golden"), env!("CARGO_TARGET_TMPDIR").as_ref(), "render", name, actual);
 }
 
 #[test]

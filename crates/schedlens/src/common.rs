@@ -31,7 +31,7 @@ pub struct WindowArgs {
 
 impl WindowArgs {
     pub fn filter(&self) -> TaskFilter {
-        TaskFilter { forked_only: self.forked }
+        TaskFilter { forked_only: self.forked, command_prefix: None }
     }
 
     /// The window and the origin times are shown relative to.
@@ -43,6 +43,7 @@ impl WindowArgs {
 
 /// A trace's model, with what building it met.
 pub struct Loaded {
+    pub trace: Trace,
     pub model: Model,
     pub outcome: Outcome,
 }
@@ -74,5 +75,5 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
         }
     }
     let outcome = crate::report_damage(&report.damage);
-    Ok(Loaded { model, outcome })
+    Ok(Loaded { trace, model, outcome })
 }

@@ -6,9 +6,13 @@
 
 mod common;
 mod dump;
+mod figure;
+mod graph;
 mod info;
 mod progress;
+mod running_waiting;
 mod stats;
+mod topology;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,6 +33,10 @@ enum Command {
     Info(info::Args),
     /// Per command, task or CPU: run time, switches, waiting, migrations, busy and idle time.
     Stats(stats::Args),
+    /// The per-core timeline: which task ran on which core, when (PDF, SVG or PNG).
+    Graph(graph::Args),
+    /// Running versus runnable tasks against the core count; waiting while cores idle.
+    RunningWaiting(running_waiting::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -45,6 +53,8 @@ fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Info(args) => info::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Graph(args) => graph::run(args),
+        Command::RunningWaiting(args) => running_waiting::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -1,0 +1,89 @@
+//! `schedlens running-waiting`: running versus runnable tasks against the core count
+//! (the schedgraph paper's second tool), for one or several traces on one time scale,
+//! with the time a task waited while a core idled printed and shaded.
+
+use crate::Outcome;
+use crate::common::WindowArgs;
+use crate::figure::{OutputArgs, common_span, load_runs};
+use crate::topology::TopologyArgs;
+use analysis::occupancy::idle_while_waiting;
+use anyhow::{Result, bail};
+use figures::graph::{PlotSize, row_order};
+use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace.dat files: one figure each, all on the time scale of the slowest.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// Count only tasks whose command starts with CMD (idle CPUs count whatever ran).
+    #[arg(long, value_name = "CMD")]
+    target: Option<String>,
+    /// Add a heat strip per CPU with its runqueue length (running plus waiting there).
+    #[arg(long)]
+    per_cpu: bool,
+    #[command(flatten)]
+    topology: TopologyArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let (path, format) = args.output.target(&args.traces[0], "running-waiting")?;
+    if args.target.as_deref() == Some("") {
+        bail!("--target needs a command name prefix");
+    }
+    let (runs, outcome) = load_runs(&args.traces, &args.window)?;
+    let span = common_span(&runs);
+    let filter = analysis::TaskFilter { command_prefix: args.target.clone(), ..args.window.filter() };
+    let mut pages = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let model = &run.loaded.model;
+        let found = idle_while_waiting(model, run.window, &filter);
+        print_summary(&run.path, found, run);
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
+        let mut strips = if args.per_cpu {
+            row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order)
+        } else {
+            Vec::new()
+        };
+        strips.reverse();
+        let request = RunningWaitingRequest {
+            title: args.output.title_of(&run.path, runs.len()),
+            window: run.window,
+            origin: run.origin,
+            span,
+            filter: &filter,
+            idle_while_waiting: found,
+            per_cpu: &strips,
+            size: PlotSize { width: args.output.width, height: args.output.height },
+            columns_per_px: args.output.columns_per_px(format),
+        };
+        pages.push(running_waiting_plot(model, &request));
+    }
+    args.output.write(&path, format, pages)?;
+    Ok(outcome)
+}
+
+/// The summary on stdout: how long a task waited while a core idled.
+fn print_summary(path: &std::path::Path, found: analysis::occupancy::IdleWhileWaiting, run: &crate::figure::Run) {
+    let window_ns = run.window.len().0.max(1);
+    let share = 100.0 * found.total.0 as f64 / window_ns as f64;
+    print!(
+        "{}: a task waited while a core idled for {:.6} s ({share:.2}% of the {:.6} s window)",
+        path.display(),
+        found.total.0 as f64 / 1e9,
+        window_ns as f64 / 1e9
+    );
+    match found.longest {
+        Some((start, end)) => println!(
+            "; longest stretch {:.6} s, from {:.6} s",
+            (end.0 - start.0) as f64 / 1e9,
+            (start.0 as f64 - run.origin.0 as f64) / 1e9
+        ),
+        None => println!(),
+    }
+}

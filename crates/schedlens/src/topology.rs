@@ -1,0 +1,48 @@
+//! Where a figure's CPU topology comes from: the trace's own metadata (when schedlens
+//! recorded it), else `--topology` (an `lscpu -p` file or a `sockets=N,smt=M,layout=...`
+//! spec), else nothing — and `--socket-order` without one is an error that says so.
+
+use anyhow::{Context, Result, bail};
+use model::Topology;
+use std::path::Path;
+use tracedat::Trace;
+
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct TopologyArgs {
+    /// Order rows by socket (a socket's cores adjacent) and draw socket boundaries; needs
+    /// a topology: the trace's own (recorded by `schedlens record`) or --topology.
+    #[arg(long)]
+    pub socket_order: bool,
+    /// The machine's topology when the trace has none: a file with the output of
+    /// `lscpu -p=CPU,CORE,SOCKET,NODE`, or a spec `sockets=N,smt=M,layout=interleaved|contiguous`.
+    #[arg(long, value_name = "FILE|SPEC")]
+    pub topology: Option<String>,
+}
+
+impl TopologyArgs {
+    /// The topology to use for `trace` (with `cpu_count` CPUs), if any.
+    pub fn resolve(&self, _trace: &Trace, cpu_count: usize, input: &Path) -> Result<Option<Topology>> {
+        let topology = match &self.topology {
+            Some(given) => Some(parse(given, cpu_count)?),
+            None => None,
+        };
+        if self.socket_order && topology.is_none() {
+            bail!(
+                "{}: --socket-order needs a topology: the trace carries none (record with `schedlens record` to \
+                 keep it), so give --topology FILE (from `lscpu -p=CPU,CORE,SOCKET,NODE`) or \
+                 --topology sockets=N,smt=M,layout=interleaved|contiguous",
+                input.display()
+            );
+        }
+        Ok(topology)
+    }
+}
+
+fn parse(given: &str, cpu_count: usize) -> Result<Topology> {
+    let path = Path::new(given);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {given}"))?;
+        return Topology::from_lscpu(&text).with_context(|| format!("{given}: not the output of lscpu -p"));
+    }
+    Topology::from_spec(given, cpu_count as u32).with_context(|| format!("--topology {given}"))
+}
