@@ -1,47 +1,55 @@
 #!/usr/bin/env bash
 # Times schedlens against `trace-cmd report` on the same trace, in one run, and prints
-# the speed-ups. Usage: scripts/bench.sh [TRACE] (default: the bundled barrier trace; the
-# figures in README.md come from a 5.75M-event hackbench trace recorded with
-# `trace-cmd-record -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000`).
+# the speed-ups and peak memory.
+#
+#   scripts/bench.sh [TRACE]          default: the bundled barrier trace
+#   scripts/bench.sh --record FILE    first records the reference workload into FILE:
+#       trace-cmd record -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000
+#       (~6-7M events; through ../shared/tools/trace-cmd-record when it exists, for
+#       machines whose function-tracer files refuse writes)
+#
 # trace-cmd runs once; each schedlens command runs three times and its best time counts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-trace=${1:-testdata/traces/barrier-v7zstd.dat}
 command -v trace-cmd >/dev/null || { echo "bench.sh: trace-cmd is needed" >&2; exit 2; }
+if [[ ${1:-} == --record ]]; then
+    trace=${2:?"usage: $0 --record FILE"}
+    recorder=(trace-cmd record)
+    [[ -x ../shared/tools/trace-cmd-record ]] && recorder=(../shared/tools/trace-cmd-record)
+    "${recorder[@]}" -q -o "$trace" -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000 >/dev/null
+else
+    trace=${1:-testdata/traces/barrier-v7zstd.dat}
+fi
 cargo build --release --locked -q -p schedlens
 schedlens=target/release/schedlens
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# Seconds (wall clock) one run of a command takes, output discarded.
-seconds() {
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    end=$(date +%s.%N)
-    echo "$end - $start" | bc -l
+# "SECONDS PEAK_KB" of one run of a command (wall clock, maximum resident set), output discarded.
+measure() {
+    /usr/bin/time -f "%e %M" -o "$out/.time" "$@" >/dev/null 2>&1
+    cat "$out/.time"
 }
 
 best_of_three() {
-    local best=""
+    local best="" best_kb=""
     for _ in 1 2 3; do
-        local t
-        t=$(seconds "$@")
-        if [[ -z $best ]] || (($(echo "$t < $best" | bc -l))); then best=$t; fi
+        local t kb
+        read -r t kb < <(measure "$@")
+        if [[ -z $best ]] || (($(echo "$t < $best" | bc -l))); then best=$t best_kb=$kb; fi
     done
-    echo "$best"
+    echo "$best $best_kb"
 }
 
 events=$("$schedlens" info "$trace" 2>/dev/null | awk '/^events:/ {print $2; exit}')
 echo "trace: $trace (${events:-?} events, $(stat -c %s "$trace") bytes)"
-reference=$(seconds trace-cmd report -R -t "$trace")
-printf '%-44s %8.3f s\n' "trace-cmd report -R -t" "$reference"
+read -r reference reference_kb < <(measure trace-cmd report -R -t "$trace")
+printf '%-44s %8.3f s  %8d KB peak\n' "trace-cmd report -R -t" "$reference" "$reference_kb"
 run() {
-    local label=$1
+    local label=$1 t kb
     shift
-    local t
-    t=$(best_of_three "$@")
-    printf '%-44s %8.3f s  %6.1fx faster\n' "$label" "$t" "$(echo "$reference / $t" | bc -l)"
+    read -r t kb < <(best_of_three "$@")
+    printf '%-44s %8.3f s  %8d KB peak  %6.1fx faster\n' "$label" "$t" "$kb" "$(echo "$reference / $t" | bc -l)"
 }
 run "schedlens info" "$schedlens" info "$trace"
 run "schedlens dump --json" "$schedlens" dump --json "$trace"
