@@ -258,3 +258,25 @@ fn command_legend(model: &Model, request: &GraphRequest<'_>, layout: &Layout, sc
     }
     y
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_order_puts_a_sockets_cpus_together_and_unknown_cpus_last() {
+        let topology = Topology::from_spec("sockets=2,smt=1,layout=interleaved", 4).unwrap();
+        let rows = row_order(5, Some(&topology), true);
+        let cpus: Vec<u32> = rows.iter().map(|r| r.cpu.0).collect();
+        assert_eq!(cpus, [0, 2, 1, 3, 4]);
+        let sockets: Vec<Option<u32>> = rows.iter().map(|r| r.socket).collect();
+        assert_eq!(sockets, [Some(0), Some(0), Some(1), Some(1), None]);
+    }
+
+    #[test]
+    fn without_socket_order_rows_are_in_cpu_order_without_sockets() {
+        let topology = Topology::from_spec("sockets=2,smt=1,layout=interleaved", 4).unwrap();
+        let rows = row_order(4, Some(&topology), false);
+        assert!(rows.iter().enumerate().all(|(i, r)| r.cpu.0 == i as u32 && r.socket.is_none()));
+    }
+}
