@@ -1,1 +1,29 @@
-//! Recording scheduler traces straight from tracefs, without trace-cmd.
+//! Recording scheduler traces straight from tracefs, without trace-cmd, into trace.dat files
+//! that `trace-cmd report` reads like its own; and reading back the context (topology,
+//! scheduler tunables, command, exit status) such recordings carry.
+//!
+//! [`record`] touches only event-tracing files (event `enable` files, `buffer_size_kb`,
+//! `tracing_on`, `trace_clock` when asked, `per_cpu/cpuN/trace_pipe_raw`), so it works
+//! where the function tracer's controls refuse writes, and restores them on every way out.
+//! [`recorded_context`] reads the context of any trace.dat (`None` unless schedlens
+//! recorded it).
+
+mod context;
+mod cpulist;
+mod error;
+mod events;
+mod machine;
+mod output;
+mod reader;
+mod session;
+mod state;
+mod tracefs;
+mod workload;
+
+pub use context::{CommandExit, RecordedContext, option_id, recorded_context};
+pub use error::RecordError;
+pub use events::EventName;
+pub use machine::topology_from as sysfs_topology;
+pub use reader::Losses;
+pub use session::{DEFAULT_BUFFER_KB, RecordOptions, Recording, record};
+pub use workload::{Ended, Workload};

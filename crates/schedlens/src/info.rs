@@ -5,6 +5,7 @@ use crate::progress::Progress;
 use crate::{Outcome, report_damage};
 use anyhow::Result;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -33,7 +34,7 @@ struct CpuSummary {
 pub fn run(args: Args) -> Result<Outcome> {
     let trace = Trace::open(&args.trace)?;
     let summaries = scan(&trace);
-    print_summary(&trace, &summaries);
+    print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
     let damage: Vec<tracedat::Error> = summaries.into_iter().flat_map(|s| s.damage).collect();
     Ok(report_damage(&damage))
 }
@@ -95,65 +96,76 @@ fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> Cp
     summary
 }
 
-fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
+fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -> std::io::Result<()> {
     let meta = trace.metadata();
     let header = &meta.header;
     let size = std::fs::metadata(trace.input()).map(|m| m.len()).unwrap_or(0);
-    println!("file:         {} ({size} bytes)", trace.input());
+    writeln!(out, "file:         {} ({size} bytes)", trace.input())?;
     let compression = match header.version {
         6 => "uncompressed".to_string(),
         _ => format!("compression {} {}", header.compression.name(), header.compression_version).trim_end().to_string(),
     };
-    println!("format:       trace-cmd file version {}, {:?} endian, {compression}", header.version, header.endian);
-    println!(
+    writeln!(
+        out,
+        "format:       trace-cmd file version {}, {:?} endian, {compression}",
+        header.version, header.endian
+    )?;
+    writeln!(
+        out,
         "sizes:        kernel long {} bytes, user long {} bytes, page {} bytes",
         meta.kernel_long_size, header.user_long_size, header.page_size
-    );
+    )?;
     let options = &meta.options;
     if let Some(uname) = &options.uname {
-        println!("uname:        {uname}");
+        writeln!(out, "uname:        {uname}")?;
     }
-    if let Some(version) = &options.recorder_version {
-        println!("recorded by:  trace-cmd {}", version.lines().next().unwrap_or(""));
+    if let Some(version) = options.recorder_version.as_deref().and_then(|v| v.lines().next()) {
+        let recorder = if version.starts_with("schedlens") { "" } else { "trace-cmd " };
+        writeln!(out, "recorded by:  {recorder}{version}")?;
     }
-    println!("clock:        {}", trace.clock().unwrap_or("unknown"));
+    for (label, text) in ::record::recorded_context(trace).map(|c| c.describe()).unwrap_or_default() {
+        writeln!(out, "{:<14}{text}", format!("{label}:"))?;
+    }
+    writeln!(out, "clock:        {}", trace.clock().unwrap_or("unknown"))?;
     let cpus_with_data: std::collections::BTreeSet<u32> = summaries.iter().map(|s| s.cpu).collect();
-    println!("CPUs:         {} ({} with data)", trace.cpu_count(), cpus_with_data.len());
+    writeln!(out, "CPUs:         {} ({} with data)", trace.cpu_count(), cpus_with_data.len())?;
     for buffer in trace.buffers().iter().filter(|b| !b.name.is_empty()) {
-        println!(
+        writeln!(
+            out,
             "instance:     {:?} (clock {}, page {} bytes)",
             buffer.name,
             buffer.clock.as_deref().unwrap_or("?"),
             buffer.page_size
-        );
+        )?;
     }
-    println!("formats:      {} event formats, {} saved cmdlines", meta.formats.len(), meta.cmdlines.len());
+    writeln!(out, "formats:      {} event formats, {} saved cmdlines", meta.formats.len(), meta.cmdlines.len())?;
     for note in &meta.notes {
-        println!("note:         {note}");
+        writeln!(out, "note:         {note}")?;
     }
     let total: u64 = summaries.iter().map(|s| s.events).sum();
     let first = summaries.iter().filter_map(|s| s.first).min();
     let last = summaries.iter().filter_map(|s| s.last).max();
     if let (Some(first), Some(last)) = (first, last) {
-        println!("time span:    {first} .. {last} ({:.6} s)", last.saturating_sub(first).as_secs_f64());
+        writeln!(out, "time span:    {first} .. {last} ({:.6} s)", last.saturating_sub(first).as_secs_f64())?;
     }
-    println!("events:       {total}");
-    print_losses(summaries);
-    println!();
-    println!("{:<10} {:>5} {:>12} {:>20} {:>20} {:>12}", "buffer", "CPU", "events", "first", "last", "lost");
+    writeln!(out, "events:       {total}")?;
+    print_losses(out, summaries)?;
+    writeln!(out)?;
+    writeln!(out, "{:<10} {:>5} {:>12} {:>20} {:>20} {:>12}", "buffer", "CPU", "events", "first", "last", "lost")?;
     for s in summaries {
         let buffer = if s.buffer.is_empty() { "(top)" } else { &s.buffer };
         let fmt = |t: Option<Nanos>| t.map_or("-".to_string(), |t| t.to_string());
-        println!(
+        writeln!(
+            out,
             "{buffer:<10} {:>5} {:>12} {:>20} {:>20} {:>12}",
             s.cpu,
             s.events,
             fmt(s.first),
             fmt(s.last),
             lost_text(s)
-        );
+        )?;
     }
-    println!();
+    writeln!(out)?;
     let mut by_id: BTreeMap<u32, u64> = BTreeMap::new();
     for s in summaries {
         for (&id, &n) in &s.by_id {
@@ -169,10 +181,11 @@ fn print_summary(trace: &Trace, summaries: &[CpuSummary]) {
         })
         .collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    println!("{:<40} {:>12}", "event", "count");
+    writeln!(out, "{:<40} {:>12}", "event", "count")?;
     for (name, n) in rows {
-        println!("{name:<40} {n:>12}");
+        writeln!(out, "{name:<40} {n:>12}")?;
     }
+    Ok(())
 }
 
 fn lost_text(s: &CpuSummary) -> String {
@@ -183,12 +196,13 @@ fn lost_text(s: &CpuSummary) -> String {
     }
 }
 
-fn print_losses(summaries: &[CpuSummary]) {
+fn print_losses(out: &mut dyn Write, summaries: &[CpuSummary]) -> std::io::Result<()> {
     let known: u64 = summaries.iter().map(|s| s.lost_known).sum();
     let unknown: u64 = summaries.iter().map(|s| s.lost_unknown_pages).sum();
     match (known, unknown) {
-        (0, 0) => println!("lost events:  none"),
-        (n, 0) => println!("lost events:  {n}"),
-        (n, pages) => println!("lost events:  at least {n}, plus {pages} losses of unknown size"),
+        (0, 0) => writeln!(out, "lost events:  none")?,
+        (n, 0) => writeln!(out, "lost events:  {n}")?,
+        (n, pages) => writeln!(out, "lost events:  at least {n}, plus {pages} losses of unknown size")?,
     }
+    Ok(())
 }

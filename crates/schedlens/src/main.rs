@@ -10,6 +10,7 @@ mod figure;
 mod graph;
 mod info;
 mod progress;
+mod record;
 mod running_waiting;
 mod stats;
 mod topology;
@@ -31,6 +32,8 @@ enum Command {
     Dump(dump::Args),
     /// Describe a trace: format, clock, CPUs, events per type and CPU, losses.
     Info(info::Args),
+    /// Record a scheduler trace through tracefs (as root), of a command or the whole system.
+    Record(record::Args),
     /// Per command, task or CPU: run time, switches, waiting, migrations, busy and idle time.
     Stats(stats::Args),
     /// The per-core timeline: which task ran on which core, when (PDF, SVG or PNG).
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dump(args) => dump::run(args),
         Command::Info(args) => info::run(args),
+        Command::Record(args) => record::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Graph(args) => graph::run(args),
         Command::RunningWaiting(args) => running_waiting::run(args),

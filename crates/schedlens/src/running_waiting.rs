@@ -4,12 +4,13 @@
 
 use crate::Outcome;
 use crate::common::WindowArgs;
-use crate::figure::{OutputArgs, common_span, load_runs};
+use crate::figure::{OutputArgs, Run, common_span, load_runs};
 use crate::topology::TopologyArgs;
-use analysis::occupancy::idle_while_waiting;
+use analysis::occupancy::{IdleWhileWaiting, idle_while_waiting};
 use anyhow::{Result, bail};
 use figures::graph::{PlotSize, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -43,7 +44,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     for run in &runs {
         let model = &run.loaded.model;
         let found = idle_while_waiting(model, run.window, &filter);
-        print_summary(&run.path, found, run);
+        print_summary(&run.path, found, run)?;
         let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
         let mut strips = if args.per_cpu {
             row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order)
@@ -69,21 +70,18 @@ pub fn run(args: Args) -> Result<Outcome> {
 }
 
 /// The summary on stdout: how long a task waited while a core idled.
-fn print_summary(path: &std::path::Path, found: analysis::occupancy::IdleWhileWaiting, run: &crate::figure::Run) {
+fn print_summary(path: &std::path::Path, found: IdleWhileWaiting, run: &Run) -> std::io::Result<()> {
     let window_ns = run.window.len().0.max(1);
     let share = 100.0 * found.total.0 as f64 / window_ns as f64;
-    print!(
-        "{}: a task waited while a core idled for {:.6} s ({share:.2}% of the {:.6} s window)",
+    let longest = found.longest.map_or(String::new(), |(start, end)| {
+        let from_s = (start.0 as f64 - run.origin.0 as f64) / 1e9;
+        format!("; longest stretch {:.6} s, from {from_s:.6} s", (end.0 - start.0) as f64 / 1e9)
+    });
+    writeln!(
+        std::io::stdout().lock(),
+        "{}: a task waited while a core idled for {:.6} s ({share:.2}% of the {:.6} s window){longest}",
         path.display(),
         found.total.0 as f64 / 1e9,
         window_ns as f64 / 1e9
-    );
-    match found.longest {
-        Some((start, end)) => println!(
-            "; longest stretch {:.6} s, from {:.6} s",
-            (end.0 - start.0) as f64 / 1e9,
-            (start.0 as f64 - run.origin.0 as f64) / 1e9
-        ),
-        None => println!(),
-    }
+    )
 }

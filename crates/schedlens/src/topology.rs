@@ -1,6 +1,7 @@
 //! Where a figure's CPU topology comes from: the trace's own metadata (when schedlens
-//! recorded it), else `--topology` (an `lscpu -p` file or a `sockets=N,smt=M,layout=...`
-//! spec), else nothing — and `--socket-order` without one is an error that says so.
+//! recorded it), else `--topology` (an `lscpu -p` file, a copy of /sys/devices/system/cpu,
+//! or a `sockets=N,smt=M,layout=...` spec), else nothing — and `--socket-order` without
+//! one is an error that says so.
 
 use anyhow::{Context, Result, bail};
 use model::Topology;
@@ -14,17 +15,18 @@ pub struct TopologyArgs {
     #[arg(long)]
     pub socket_order: bool,
     /// The machine's topology when the trace has none: a file with the output of
-    /// `lscpu -p=CPU,CORE,SOCKET,NODE`, or a spec `sockets=N,smt=M,layout=interleaved|contiguous`.
+    /// `lscpu -p=CPU,CORE,SOCKET,NODE`, a copy of /sys/devices/system/cpu, or a spec
+    /// `sockets=N,smt=M,layout=interleaved|contiguous`.
     #[arg(long, value_name = "FILE|SPEC")]
     pub topology: Option<String>,
 }
 
 impl TopologyArgs {
     /// The topology to use for `trace` (with `cpu_count` CPUs), if any.
-    pub fn resolve(&self, _trace: &Trace, cpu_count: usize, input: &Path) -> Result<Option<Topology>> {
+    pub fn resolve(&self, trace: &Trace, cpu_count: usize, input: &Path) -> Result<Option<Topology>> {
         let topology = match &self.topology {
             Some(given) => Some(parse(given, cpu_count)?),
-            None => None,
+            None => record::recorded_context(trace).and_then(|context| context.topology),
         };
         if self.socket_order && topology.is_none() {
             bail!(
@@ -40,6 +42,11 @@ impl TopologyArgs {
 
 fn parse(given: &str, cpu_count: usize) -> Result<Topology> {
     let path = Path::new(given);
+    if path.is_dir() {
+        return record::sysfs_topology(path).with_context(|| {
+            format!("{given}: no CPU topology there (expected cpuN/topology/ like /sys/devices/system/cpu)")
+        });
+    }
     if path.is_file() {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {given}"))?;
         return Topology::from_lscpu(&text).with_context(|| format!("{given}: not the output of lscpu -p"));
