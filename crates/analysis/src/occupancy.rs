@@ -47,49 +47,73 @@ impl Delta {
     }
 }
 
-/// One CPU's changes in time order: its segments' starts and ends, and its runqueue
-/// pieces' starts and (separately sorted) ends.
+/// One CPU's changes in time order: its segments' starts and ends, and the starts and
+/// (separately sorted) ends of its accepted tasks' runqueue pieces.
 struct CpuChanges<'m> {
     model: &'m Model,
     cpu: usize,
     accepted: &'m [bool],
     segment: usize,
     at_segment_end: bool,
-    piece: usize,
+    piece_starts: Vec<Nanos>,
+    piece_start: usize,
     piece_ends: Vec<Nanos>,
     piece_end: usize,
 }
 
 impl<'m> CpuChanges<'m> {
-    fn new(model: &'m Model, cpu: usize, accepted: &'m [bool]) -> Self {
+    /// The CPU's changes from `from` on, and the contribution of everything before it.
+    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
         let queue = &model.cpus[cpu].queue;
-        let mut piece_ends: Vec<Nanos> = (0..queue.len())
-            .filter(|&i| accepted[model.waits.task[queue.wait[i] as usize].index()])
-            .map(|i| queue.end[i])
-            .collect();
+        let counted: Vec<usize> =
+            (0..queue.len()).filter(|&i| accepted[model.waits.task[queue.wait[i] as usize].index()]).collect();
+        let piece_starts: Vec<Nanos> = counted.iter().map(|&i| queue.start[i]).collect();
+        let mut piece_ends: Vec<Nanos> = counted.iter().map(|&i| queue.end[i]).collect();
         piece_ends.sort_unstable();
-        CpuChanges { model, cpu, accepted, segment: 0, at_segment_end: false, piece: 0, piece_ends, piece_end: 0 }
+        let piece_start = piece_starts.partition_point(|&t| t < from);
+        let piece_end = piece_ends.partition_point(|&t| t < from);
+        let mut before = Delta { waiting: piece_start as i32 - piece_end as i32, ..Delta::default() };
+        // Segments are in time order and do not overlap: the first one not over before
+        // `from` is either under way then or still to come.
+        let segments = &model.cpus[cpu].segments;
+        let segment = segments.end.partition_point(|&e| e < from);
+        let under_way = segment < segments.len() && segments.start[segment] < from;
+        if under_way {
+            before.known += 1;
+            let task = segments.task[segment];
+            if task == TaskId::IDLE {
+                before.idle += 1;
+            } else if accepted[task.index()] {
+                before.running += 1;
+            }
+        }
+        let changes = CpuChanges {
+            model,
+            cpu,
+            accepted,
+            segment,
+            at_segment_end: under_way,
+            piece_starts,
+            piece_start,
+            piece_ends,
+            piece_end,
+        };
+        (changes, before)
     }
 
+    #[inline]
     fn next_segment_time(&self) -> Option<Nanos> {
         let segments = &self.model.cpus[self.cpu].segments;
         (self.segment < segments.len())
             .then(|| if self.at_segment_end { segments.end[self.segment] } else { segments.start[self.segment] })
     }
 
-    fn next_piece_start(&mut self) -> Option<Nanos> {
-        let queue = &self.model.cpus[self.cpu].queue;
-        while self.piece < queue.len() && !self.accepted[self.model.waits.task[queue.wait[self.piece] as usize].index()]
-        {
-            self.piece += 1;
-        }
-        (self.piece < queue.len()).then(|| queue.start[self.piece])
-    }
-
     /// The time of the next change, if any.
-    fn peek(&mut self) -> Option<Nanos> {
+    #[inline]
+    fn peek(&self) -> Option<Nanos> {
+        let starts = self.piece_starts.get(self.piece_start).copied();
         let ends = self.piece_ends.get(self.piece_end).copied();
-        [self.next_segment_time(), self.next_piece_start(), ends].into_iter().flatten().min()
+        [self.next_segment_time(), starts, ends].into_iter().flatten().min()
     }
 
     /// Takes every change at exactly `time`.
@@ -110,9 +134,9 @@ impl<'m> CpuChanges<'m> {
             }
             self.at_segment_end = !self.at_segment_end;
         }
-        while self.next_piece_start() == Some(time) {
+        while self.piece_starts.get(self.piece_start) == Some(&time) {
             delta.waiting += 1;
-            self.piece += 1;
+            self.piece_start += 1;
         }
         while self.piece_ends.get(self.piece_end) == Some(&time) {
             delta.waiting -= 1;
@@ -125,11 +149,54 @@ impl<'m> CpuChanges<'m> {
 /// Calls `visit(start, end, occupancy)` for each stretch of `window` with constant
 /// counts, in time order, covering the window without gaps.
 pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, mut visit: impl FnMut(Nanos, Nanos, Occupancy)) {
-    let accepted: Vec<bool> = (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect();
-    let mut cpus: Vec<CpuChanges<'_>> = (0..model.cpus.len()).map(|c| CpuChanges::new(model, c, &accepted)).collect();
+    sweep_accepted(model, window, &accepted_tasks(model, filter), &mut visit);
+}
+
+/// The sweep of `window` cut into `parts` consecutive stretches of time swept on their own
+/// threads, each into an accumulator `start` makes for it; returns the accumulators in
+/// time order. A stretch of constant counts crossing a cut is visited once per part.
+pub fn sweep_in_parts<A: Send>(
+    model: &Model,
+    window: Window,
+    filter: &TaskFilter,
+    parts: usize,
+    start: impl Fn(Window) -> A + Sync,
+    visit: impl Fn(&mut A, Nanos, Nanos, Occupancy) + Sync,
+) -> Vec<A> {
+    let accepted = accepted_tasks(model, filter);
+    let parts = parts.clamp(1, window.len().0.max(1) as usize);
+    let cut = |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..parts)
+            .map(|i| {
+                let (accepted, start, visit) = (&accepted, &start, &visit);
+                scope.spawn(move || {
+                    let part = Window::new(cut(i), cut(i + 1));
+                    let mut accumulator = start(part);
+                    sweep_accepted(model, part, accepted, &mut |s, e, o| visit(&mut accumulator, s, e, o));
+                    accumulator
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    })
+}
+
+fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
+    (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect()
+}
+
+fn sweep_accepted(model: &Model, window: Window, accepted: &[bool], visit: &mut impl FnMut(Nanos, Nanos, Occupancy)) {
+    let mut state = Occupancy::default();
+    let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus.len());
+    for cpu in 0..model.cpus.len() {
+        let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
+        before.apply(&mut state);
+        cpus.push(changes);
+    }
     let mut heap: BinaryHeap<Reverse<(Nanos, usize)>> =
-        cpus.iter_mut().enumerate().filter_map(|(i, c)| Some(Reverse((c.peek()?, i)))).collect();
-    let mut stretch = Stretch::new(window);
+        cpus.iter().enumerate().filter_map(|(i, c)| Some(Reverse((c.peek()?, i)))).collect();
+    let mut stretch = Stretch::starting(window, state);
     while let Some(&Reverse((time, _))) = heap.peek() {
         if time >= window.end {
             break;
@@ -145,9 +212,9 @@ pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, mut visit: impl
                 heap.push(Reverse((next, cpu)));
             }
         }
-        stretch.change(time, state, &mut visit);
+        stretch.change(time, state, visit);
     }
-    stretch.finish(&mut visit);
+    stretch.finish(visit);
 }
 
 /// The stretch being built: reported when the state really changes, clipped to the window.
@@ -158,8 +225,8 @@ struct Stretch<T> {
 }
 
 impl<T: Copy + PartialEq + Default> Stretch<T> {
-    fn new(window: Window) -> Self {
-        Stretch { window, since: window.start, state: T::default() }
+    fn starting(window: Window, state: T) -> Self {
+        Stretch { window, since: window.start, state }
     }
 
     fn change(&mut self, time: Nanos, state: T, visit: &mut impl FnMut(Nanos, Nanos, T)) {
@@ -190,20 +257,65 @@ pub struct IdleWhileWaiting {
 
 /// Sums the stretches where some accepted task waits while some CPU idles.
 pub fn idle_while_waiting(model: &Model, window: Window, filter: &TaskFilter) -> IdleWhileWaiting {
-    let mut result = IdleWhileWaiting::default();
-    let mut current: Option<(Nanos, Nanos)> = None;
-    sweep(model, window, filter, |start, end, occupancy| {
-        if occupancy.waiting_while_idle() {
-            result.total += end.saturating_sub(start);
-            current = Some(current.map_or((start, end), |(s, _)| (s, end)));
-        } else if let Some(stretch) = current.take() {
-            result.longest = longer(result.longest, stretch);
+    let mut sum = IdleWhileWaitingSum::default();
+    sweep(model, window, filter, |start, end, occupancy| sum.add(start, end, occupancy));
+    sum.finish()
+}
+
+/// [`IdleWhileWaiting`] built up from a [`sweep`]'s stretches, for callers that sweep for
+/// other reasons too; the sums of consecutive parts of a sweep merge with [`Self::then`].
+#[derive(Copy, Clone, Debug, Default)]
+pub struct IdleWhileWaitingSum {
+    total: Nanos,
+    /// The first and the last unbroken stretch, and the longest (of all, these included).
+    first: Option<(Nanos, Nanos)>,
+    last: Option<(Nanos, Nanos)>,
+    longest: Option<(Nanos, Nanos)>,
+}
+
+impl IdleWhileWaitingSum {
+    /// Adds the next stretch of the sweep.
+    pub fn add(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        if !occupancy.waiting_while_idle() || end <= start {
+            return;
         }
-    });
-    if let Some(stretch) = current {
-        result.longest = longer(result.longest, stretch);
+        self.total += end.saturating_sub(start);
+        let extended = self.last.filter(|&(_, until)| until == start);
+        let stretch = extended.map_or((start, end), |(since, _)| (since, end));
+        if self.first.is_none() || (extended.is_some() && self.first == self.last) {
+            self.first = Some(stretch);
+        }
+        self.last = Some(stretch);
+        self.longest = longer(self.longest, stretch);
     }
-    result
+
+    /// The sum of this part of a sweep followed by the next one.
+    pub fn then(self, next: IdleWhileWaitingSum) -> IdleWhileWaitingSum {
+        let (Some(last), Some(next_first)) = (self.last, next.first) else {
+            return IdleWhileWaitingSum {
+                total: self.total + next.total,
+                first: self.first.or(next.first),
+                last: next.last.or(self.last),
+                longest: pick_longer(self.longest, next.longest),
+            };
+        };
+        let joined = if last.1 == next_first.0 { Some((last.0, next_first.1)) } else { None };
+        let first = if self.first == Some(last) { joined.or(self.first) } else { self.first };
+        let last = if next.last == Some(next_first) { joined.or(next.last) } else { next.last };
+        let longest = pick_longer(pick_longer(self.longest, next.longest), joined);
+        IdleWhileWaitingSum { total: self.total + next.total, first, last, longest }
+    }
+
+    pub fn finish(self) -> IdleWhileWaiting {
+        IdleWhileWaiting { total: self.total, longest: self.longest }
+    }
+}
+
+fn pick_longer(a: Option<(Nanos, Nanos)>, b: Option<(Nanos, Nanos)>) -> Option<(Nanos, Nanos)> {
+    match b {
+        Some(b) => longer(a, b),
+        None => a,
+    }
 }
 
 fn longer(a: Option<(Nanos, Nanos)>, b: (Nanos, Nanos)) -> Option<(Nanos, Nanos)> {
@@ -222,11 +334,12 @@ pub fn cpu_queue_length(
     filter: &TaskFilter,
     mut visit: impl FnMut(Nanos, Nanos, u32),
 ) {
-    let accepted: Vec<bool> = (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect();
+    let accepted = accepted_tasks(model, filter);
     let Some(_) = model.cpus.get(cpu.index()) else { return };
-    let mut changes = CpuChanges::new(model, cpu.index(), &accepted);
+    let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
     let mut state = Occupancy::default();
-    let mut stretch = Stretch::new(window);
+    before.apply(&mut state);
+    let mut stretch = Stretch::starting(window, state.running + state.waiting);
     while let Some(time) = changes.peek() {
         if time >= window.end {
             break;

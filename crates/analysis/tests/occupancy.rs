@@ -1,6 +1,8 @@
 //! The running/waiting sweep on hand-built scenarios whose counts are known at every instant.
 
-use analysis::occupancy::{Occupancy, cpu_queue_length, idle_while_waiting, sweep};
+use analysis::occupancy::{
+    IdleWhileWaitingSum, Occupancy, cpu_queue_length, idle_while_waiting, sweep, sweep_in_parts,
+};
 use analysis::{TaskFilter, Window};
 use model::scenario::*;
 use model::{Cpu, Model, Nanos};
@@ -86,4 +88,69 @@ fn forked_filter_counts_only_tasks_created_in_the_trace() {
         |s, e, o| forked.push((s.0, e.0, o.running, o.waiting)),
     );
     assert_eq!(forked, [(0, 10, 0, 0), (10, 40, 0, 1), (40, 80, 1, 0)]);
+}
+
+/// Stretches of a sweep cut into parts, glued back: neighbours with equal counts merged.
+fn glued_parts(model: &Model, window: Window, parts: usize) -> Vec<(u64, u64, Occupancy)> {
+    let pieces = sweep_in_parts(
+        model,
+        window,
+        &TaskFilter::default(),
+        parts,
+        |_| Vec::new(),
+        |out, s, e, o| out.push((s.0, e.0, o)),
+    );
+    let mut glued: Vec<(u64, u64, Occupancy)> = Vec::new();
+    for (start, end, occupancy) in pieces.into_iter().flatten() {
+        match glued.last_mut() {
+            Some(last) if last.1 == start && last.2 == occupancy => last.1 = end,
+            _ => glued.push((start, end, occupancy)),
+        }
+    }
+    glued
+}
+
+#[test]
+fn a_sweep_cut_into_parts_is_the_whole_sweep() {
+    let model = waiting_behind_a_busy_cpu();
+    for window in [Window::new(Nanos(0), Nanos(150)), Window::new(Nanos(35), Nanos(120))] {
+        let whole = stretches(&model, window);
+        for parts in 1..=9 {
+            assert_eq!(glued_parts(&model, window, parts), whole, "{parts} parts of {window:?}");
+            let sums = sweep_in_parts(
+                &model,
+                window,
+                &TaskFilter::default(),
+                parts,
+                |_| IdleWhileWaitingSum::default(),
+                |sum, s, e, o| sum.add(s, e, o),
+            );
+            let merged = sums.into_iter().reduce(IdleWhileWaitingSum::then).unwrap().finish();
+            assert_eq!(merged, idle_while_waiting(&model, window, &TaskFilter::default()), "{parts} parts");
+        }
+    }
+}
+
+#[test]
+fn idle_while_waiting_sums_join_stretches_across_cuts() {
+    let waiting = Occupancy { running: 1, waiting: 1, idle: 1, known: 2 };
+    let busy = Occupancy { running: 2, waiting: 0, idle: 0, known: 2 };
+    let sum = |stretches: &[(u64, u64, Occupancy)]| {
+        let mut sum = IdleWhileWaitingSum::default();
+        for &(s, e, o) in stretches {
+            sum.add(Nanos(s), Nanos(e), o);
+        }
+        sum
+    };
+    // |--w--|-b-|--w--|  cut  |--w--|-b-|-w-|
+    let before = sum(&[(0, 10, waiting), (10, 15, busy), (15, 20, waiting)]);
+    let after = sum(&[(20, 30, waiting), (30, 35, busy), (35, 37, waiting)]);
+    let whole = before.then(after).finish();
+    assert_eq!(whole.total, Nanos(27));
+    assert_eq!(whole.longest, Some((Nanos(15), Nanos(30))));
+    // A part entirely waiting joins both neighbours.
+    let middle = sum(&[(20, 40, waiting)]);
+    let next = sum(&[(40, 45, waiting), (45, 50, busy)]);
+    assert_eq!(before.then(middle).then(next).finish().longest, Some((Nanos(15), Nanos(45))));
+    assert_eq!(before.then(middle.then(next)).finish().longest, Some((Nanos(15), Nanos(45))));
 }

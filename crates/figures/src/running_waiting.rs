@@ -4,7 +4,7 @@
 //! much of the column had a task waiting while a CPU idled. Zoomed in far enough, each
 //! column holds one value and the lines are the exact step functions.
 
-use analysis::occupancy::{cpu_queue_length, sweep};
+use analysis::occupancy::{IdleWhileWaiting, IdleWhileWaitingSum, cpu_queue_length, sweep_in_parts};
 use analysis::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos};
 
@@ -22,10 +22,11 @@ impl Extent {
         Extent { first: value, min: value, max: value, last: value }
     }
 
-    fn add(&mut self, value: u32) {
-        self.min = self.min.min(value);
-        self.max = self.max.max(value);
-        self.last = value;
+    /// Extends the extent with a later one.
+    fn then(&mut self, later: Extent) {
+        self.min = self.min.min(later.min);
+        self.max = self.max.max(later.max);
+        self.last = later.last;
     }
 }
 
@@ -61,26 +62,55 @@ impl ColumnMap {
     }
 }
 
-/// The plot's columns for `window`, counting the tasks `filter` accepts.
-pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter) -> Vec<Column> {
+/// The plot's data: its columns, and the exact time a task waited while a CPU idled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunningWaiting {
+    pub columns: Vec<Column>,
+    pub idle_while_waiting: IdleWhileWaiting,
+}
+
+/// The plot's columns for `window`, counting the tasks `filter` accepts, from one sweep
+/// cut into parts swept on the machine's cores.
+pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter) -> RunningWaiting {
     let map = ColumnMap::new(window, columns);
-    let mut out: Vec<Option<Column>> = vec![None; map.count];
-    sweep(model, window, filter, |start, end, occupancy| {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let start = |_| (vec![None; map.count], IdleWhileWaitingSum::default());
+    let parts = sweep_in_parts(model, window, filter, threads, start, |(out, sum), start, end, occupancy| {
+        sum.add(start, end, occupancy);
         let (running, total) = (occupancy.running, occupancy.running + occupancy.waiting);
         for (index, share) in map.covered(start, end) {
-            let column = out[index].get_or_insert(Column {
-                running: Extent::start(running),
-                total: Extent::start(total),
-                waiting_while_idle: 0.0,
-            });
-            column.running.add(running);
-            column.total.add(total);
-            if occupancy.waiting_while_idle() {
-                column.waiting_while_idle += share;
-            }
+            let wasted = if occupancy.waiting_while_idle() { share } else { 0.0 };
+            let column =
+                Column { running: Extent::start(running), total: Extent::start(total), waiting_while_idle: wasted };
+            merge_into(&mut out[index], column);
         }
     });
-    out.into_iter().map(Option::unwrap_or_default).collect()
+    let mut merged: Vec<Option<Column>> = vec![None; map.count];
+    let mut idle_while_waiting = IdleWhileWaitingSum::default();
+    for (part, sum) in parts {
+        for (into, column) in merged.iter_mut().zip(part) {
+            if let Some(column) = column {
+                merge_into(into, column);
+            }
+        }
+        idle_while_waiting = idle_while_waiting.then(sum);
+    }
+    RunningWaiting {
+        columns: merged.into_iter().map(Option::unwrap_or_default).collect(),
+        idle_while_waiting: idle_while_waiting.finish(),
+    }
+}
+
+/// Adds what a later stretch of time put in a column.
+fn merge_into(column: &mut Option<Column>, later: Column) {
+    match column {
+        None => *column = Some(later),
+        Some(column) => {
+            column.running.then(later.running);
+            column.total.then(later.total);
+            column.waiting_while_idle += later.waiting_while_idle;
+        }
+    }
 }
 
 /// A CPU's runqueue length (running plus waiting there) per column: the highest value.
@@ -93,6 +123,29 @@ pub fn queue_length_columns(model: &Model, cpu: Cpu, window: Window, columns: u3
         }
     });
     out
+}
+
+/// [`queue_length_columns`] for several CPUs, spread over the machine's cores.
+pub fn queue_length_rows(
+    model: &Model,
+    cpus: &[Cpu],
+    window: Window,
+    columns: u32,
+    filter: &TaskFilter,
+) -> Vec<Vec<u32>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.len()).max(1);
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); cpus.len()];
+    let chunk = cpus.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (part, cpus) in rows.chunks_mut(chunk).zip(cpus.chunks(chunk)) {
+            scope.spawn(move || {
+                for (row, &cpu) in part.iter_mut().zip(cpus) {
+                    *row = queue_length_columns(model, cpu, window, columns, filter);
+                }
+            });
+        }
+    });
+    rows
 }
 
 #[cfg(test)]
@@ -123,7 +176,7 @@ mod tests {
     fn columns_keep_extremes_and_shade_waiting_while_idle() {
         let model = model();
         let window = Window::new(Nanos(0), Nanos(150));
-        let cols = columns(&model, window, 3, &TaskFilter::default());
+        let cols = columns(&model, window, 3, &TaskFilter::default()).columns;
         assert_eq!(cols.iter().map(|c| c.total).collect::<Vec<_>>(), [e(1, 1, 2, 2), e(2, 2, 2, 2), e(1, 1, 1, 1)]);
         assert!(cols.iter().all(|c| c.running == e(1, 1, 1, 1)));
         let shaded: Vec<f64> = cols.iter().map(|c| (c.waiting_while_idle * 100.0).round() / 100.0).collect();

@@ -7,11 +7,11 @@
 
 use crate::axis::{TimeAxis, nice_step};
 use crate::graph::{PlotSize, RowSpec};
-use crate::running_waiting::{Column, Extent, columns, queue_length_columns};
+use crate::running_waiting::{Column, Extent, RunningWaiting, columns, queue_length_rows};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use analysis::occupancy::IdleWhileWaiting;
 use analysis::{TaskFilter, Window};
-use model::{Model, Nanos};
+use model::{Cpu, Model, Nanos};
 use render::{Anchor, Point, Polyline, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
 
 pub const RUNNING: Rgba = Rgba::rgb(20, 150, 40);
@@ -29,8 +29,6 @@ pub struct RunningWaitingRequest<'a> {
     /// The time the plot's width stands for (the longest window of several traces).
     pub span: Nanos,
     pub filter: &'a TaskFilter,
-    /// The summary line under the plot.
-    pub idle_while_waiting: IdleWhileWaiting,
     /// Heat strips for these CPUs (top to bottom), or none.
     pub per_cpu: &'a [RowSpec],
     pub size: PlotSize,
@@ -38,12 +36,12 @@ pub struct RunningWaitingRequest<'a> {
     pub columns_per_px: f32,
 }
 
-/// Lays out the figure.
-pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) -> Scene {
+/// Lays out the figure; also returns the time a task waited while a core idled.
+pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) -> (Scene, IdleWhileWaiting) {
     let columns_per_px = request.columns_per_px.max(0.01);
     let layout = Layout::new(request);
     let count = (layout.data_width * columns_per_px).round().max(1.0) as u32;
-    let data = columns(model, request.window, count, request.filter);
+    let RunningWaiting { columns: data, idle_while_waiting } = columns(model, request.window, count, request.filter);
     let cores = model.cpu_count;
     let top_value = data.iter().map(|c| c.total.max).max().unwrap_or(0).max(cores).max(1);
     let y_max = f64::from(top_value) * 1.1;
@@ -70,13 +68,13 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
         scene.push(style::line(Point::new(x, layout.plot.y), Point::new(x, strips_bottom), dashed));
     }
     y = draw_key(&mut scene, layout.plot.x, y, cores);
-    y = style::notes(&mut scene, layout.plot.x, y, &[summary(request)]);
+    y = style::notes(&mut scene, layout.plot.x, y, &[summary(request, idle_while_waiting)]);
     if !request.per_cpu.is_empty() {
         y = heat_key(&mut scene, layout.plot.x, y);
     }
     scene.width = layout.plot.right() + MARGIN;
     scene.height = y + MARGIN;
-    scene
+    (scene, idle_while_waiting)
 }
 
 fn seconds(time: Nanos, origin: Nanos) -> f64 {
@@ -192,9 +190,11 @@ fn draw_heat_strips(
     let columns_per_px = request.columns_per_px.max(0.01);
     let mut batches: std::collections::BTreeMap<u32, Vec<Rect>> = std::collections::BTreeMap::new();
     let every = if request.per_cpu.len() <= 32 && layout.strip_height >= 8.0 { 1 } else { 8 };
-    for (row, spec) in request.per_cpu.iter().enumerate() {
+    let cpus: Vec<Cpu> = request.per_cpu.iter().map(|spec| spec.cpu).collect();
+    let lengths = queue_length_rows(model, &cpus, request.window, count, request.filter);
+    for (row, (spec, lengths)) in request.per_cpu.iter().zip(&lengths).enumerate() {
         let y = top + row as f32 * layout.strip_height;
-        for (x0, x1, length) in runs(&queue_length_columns(model, spec.cpu, request.window, count, request.filter)) {
+        for (x0, x1, length) in runs(lengths) {
             let x = layout.plot.x + x0 as f32 / columns_per_px;
             let w = (x1 - x0) as f32 / columns_per_px;
             batches.entry(length.min(HEAT.len() as u32 - 1)).or_default().push(Rect::new(x, y, w, layout.strip_height));
@@ -283,8 +283,7 @@ fn heat_key(scene: &mut Scene, x: f32, y: f32) -> f32 {
 }
 
 /// The paper's question in one line: how long a task waited while a core idled.
-fn summary(request: &RunningWaitingRequest<'_>) -> String {
-    let found = request.idle_while_waiting;
+fn summary(request: &RunningWaitingRequest<'_>, found: IdleWhileWaiting) -> String {
     let window_s = request.window.len().0 as f64 / 1e9;
     let total_s = found.total.0 as f64 / 1e9;
     let share = if window_s > 0.0 { 100.0 * total_s / window_s } else { 0.0 };

@@ -18,7 +18,7 @@ fn model(name: &str) -> Model {
 /// The workload's columns: after the initial sleep, 1000 columns.
 fn workload_columns(model: &Model, filter: &TaskFilter) -> Vec<Column> {
     let (window, _) = WindowRequest { after_sleep: true, ..WindowRequest::default() }.resolve(model).unwrap();
-    columns(model, window, 1000, filter)
+    columns(model, window, 1000, filter).columns
 }
 
 #[test]
@@ -44,5 +44,6 @@ fn two_threads_pinned_to_one_cpu_wait_while_the_other_idles() {
     assert!(shaded > 800, "{shaded} of 1000 columns shaded");
     let (window, _) = WindowRequest { after_sleep: true, ..WindowRequest::default() }.resolve(&model).unwrap();
     let found = idle_while_waiting(&model, window, &filter);
+    assert_eq!(found, columns(&model, window, 7, &filter).idle_while_waiting, "the plot's sweep sums the same");
     assert!(found.total.0 > window.len().0 * 8 / 10, "waiting while idle {} of {}", found.total, window.len());
 }

@@ -86,7 +86,10 @@ impl Model {
         let end = std::thread::scope(|scope| {
             let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Batch>(4);
             let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
-            let reader = scope.spawn(|| staging::stage(stream, &decoder, full_tx, empty_rx));
+            let reader = std::thread::Builder::new()
+                .name("model-reader".into())
+                .spawn_scoped(scope, || staging::stage(stream, &decoder, full_tx, empty_rx))
+                .expect("a thread can be started");
             for batch in full_rx {
                 progress(batch.bytes_done);
                 track_batch(&mut tracker, &batch);

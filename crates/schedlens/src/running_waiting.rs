@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::common::WindowArgs;
 use crate::figure::{OutputArgs, Run, common_span, load_runs};
 use crate::topology::TopologyArgs;
-use analysis::occupancy::{IdleWhileWaiting, idle_while_waiting};
+use analysis::occupancy::IdleWhileWaiting;
 use anyhow::{Result, bail};
 use figures::graph::{PlotSize, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
@@ -43,8 +43,6 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {
         let model = &run.loaded.model;
-        let found = idle_while_waiting(model, run.window, &filter);
-        print_summary(&run.path, found, run)?;
         let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
         let mut strips = if args.per_cpu {
             row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order)
@@ -58,12 +56,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             origin: run.origin,
             span,
             filter: &filter,
-            idle_while_waiting: found,
             per_cpu: &strips,
             size: PlotSize { width: args.output.width, height: args.output.height },
             columns_per_px: args.output.columns_per_px(format),
         };
-        pages.push(running_waiting_plot(model, &request));
+        let (page, found) = running_waiting_plot(model, &request);
+        print_summary(&run.path, found, run)?;
+        pages.push(page);
     }
     args.output.write(&path, format, pages)?;
     Ok(outcome)

@@ -15,7 +15,7 @@ const RAW_BLOCK_PAGES: u64 = 16;
 /// A chunk may not claim to decompress to more than this (trace-cmd writes 10 pages).
 const MAX_CHUNK_BYTES: u32 = 256 << 20;
 /// Blocks requested ahead per CPU when a prefetcher is used.
-const PREFETCH_DEPTH: usize = 2;
+const PREFETCH_DEPTH: usize = 6;
 
 /// One compressed chunk: where its compressed bytes are and how long it decompresses to.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -208,13 +208,14 @@ impl BlockFetcher {
         let Some(prefetcher) = prefetcher else {
             return Some(self.plan.read_block(&*self.source, index, out));
         };
-        while self.in_flight.len() < PREFETCH_DEPTH && self.requested < self.plan.block_count() {
-            self.request(prefetcher);
+        // Refill in bursts: a worker woken for one job takes the rest without sleeping,
+        // so the threads wake each other a few times per burst, not per block.
+        if self.in_flight.len() <= PREFETCH_DEPTH / 2 {
+            while self.in_flight.len() < PREFETCH_DEPTH && self.requested < self.plan.block_count() {
+                self.request(prefetcher);
+            }
         }
         let received = self.in_flight.pop_front().and_then(|rx| rx.recv().ok());
-        if self.requested < self.plan.block_count() {
-            self.request(prefetcher);
-        }
         Some(match received {
             Some(Ok(bytes)) => {
                 *out = bytes;
