@@ -13,6 +13,7 @@ mod progress;
 mod record;
 mod running_waiting;
 mod stats;
+mod synth;
 mod topology;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,8 @@ enum Command {
     Graph(graph::Args),
     /// Running versus runnable tasks against the core count; waiting while cores idle.
     RunningWaiting(running_waiting::Args),
+    /// Write a synthetic trace of a machine of any size, with known ground truth.
+    Synth(synth::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Graph(args) => graph::run(args),
         Command::RunningWaiting(args) => running_waiting::run(args),
+        Command::Synth(args) => synth::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -1,1 +1,155 @@
-//! Synthetic scheduler traces with known ground truth, from a small discrete-event simulation.
+//! Synthetic scheduler traces with known ground truth, from a small discrete-event
+//! simulation of an N-CPU machine (`machine`) running a workload (`workload`) with
+//! injected pathologies, written as a real trace.dat with a current kernel's event
+//! formats through tracedat's streaming writer (`output`). The same options and seed
+//! give the same bytes. The truth (`truth`) is booked while simulating, with the same
+//! definitions the model uses, so a model built from the file must reproduce it exactly.
+
+mod machine;
+mod output;
+mod rng;
+mod truth;
+mod workload;
+
+pub use truth::{Injection, TaskTruth, Truth};
+
+use model::Topology;
+use std::path::Path;
+use tracedat::FileFormat;
+
+/// Why a trace could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    #[error("cannot write the trace: {0}")]
+    Write(#[from] tracedat::WriteError),
+    #[error("cannot build an event: {0}")]
+    Payload(#[from] tracedat::PayloadError),
+    #[error("bad event format: {0}")]
+    Format(String),
+    #[error("{0}")]
+    Options(String),
+}
+
+/// What the simulated machine runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Workload {
+    Barrier,
+    Hackbench,
+    Mixed,
+}
+
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Barrier => "barrier",
+            Workload::Hackbench => "hackbench",
+            Workload::Mixed => "mixed",
+        }
+    }
+}
+
+/// Pathologies that can be injected (see the `workload::inject` module).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InjectionKind {
+    WorkConservation,
+    WakeupPlacement,
+    KthreadPreemption,
+    Overload,
+}
+
+impl InjectionKind {
+    pub const ALL: [InjectionKind; 4] = [
+        InjectionKind::WorkConservation,
+        InjectionKind::WakeupPlacement,
+        InjectionKind::KthreadPreemption,
+        InjectionKind::Overload,
+    ];
+
+    /// The name in `--inject` and in the truth file (also `schedlens check`'s kinds).
+    pub fn name(self) -> &'static str {
+        match self {
+            InjectionKind::WorkConservation => "work-conservation",
+            InjectionKind::WakeupPlacement => "wakeup-placement",
+            InjectionKind::KthreadPreemption => "kthread-preemption",
+            InjectionKind::Overload => "overload",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<InjectionKind> {
+        InjectionKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Where in its evenly spread slots each kind goes, so kinds do not collide.
+    fn offset(self) -> f64 {
+        match self {
+            InjectionKind::WorkConservation => 0.0,
+            InjectionKind::WakeupPlacement => 0.2,
+            InjectionKind::KthreadPreemption => 0.35,
+            InjectionKind::Overload => -0.25,
+        }
+    }
+}
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct SynthOptions {
+    pub cpus: u32,
+    pub seconds: f64,
+    pub topology: Topology,
+    pub workload: Workload,
+    /// Tasks of the workload (default: one per CPU; hackbench: 20 per group).
+    pub tasks: Option<u32>,
+    pub seed: u64,
+    pub injections: Vec<(InjectionKind, u32)>,
+    pub format: FileFormat,
+}
+
+/// The trace's first timestamp (1000 s of uptime).
+const START_NS: u64 = 1_000_000_000_000;
+
+/// Simulates and writes the trace to `path`; returns its ground truth.
+pub fn generate(options: &SynthOptions, path: &Path) -> Result<Truth, SynthError> {
+    check(options)?;
+    let sockets: Vec<u32> =
+        (0..options.cpus).map(|cpu| options.topology.place(model::Cpu(cpu)).map_or(0, |place| place.socket)).collect();
+    let spill_dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let formats = output::formats(options.format.long_size)?;
+    let out = output::TraceOut::new(options.format, &formats, options.cpus, spill_dir)?;
+    let machine = machine::Machine::new(sockets, START_NS, out);
+    let tasks = options.tasks.unwrap_or(options.cpus);
+    let duration_ns = (options.seconds * 1e9) as u64;
+    let run = workload::Run::new(machine, options.seed, options.workload, tasks, duration_ns, &options.injections);
+    let (machine, injections) = run.run()?;
+    let (tasks, events, file_bytes) = machine.finish(path)?;
+    Ok(Truth {
+        seed: options.seed,
+        cpus: options.cpus,
+        seconds: options.seconds,
+        workload: options.workload.name(),
+        events,
+        file_bytes,
+        tasks: tasks.iter().filter(|t| t.truth.switches > 0).map(TaskTruth::of).collect(),
+        injections,
+    })
+}
+
+fn check(options: &SynthOptions) -> Result<(), SynthError> {
+    let fail = |message: String| Err(SynthError::Options(message));
+    if !(1..=4096).contains(&options.cpus) {
+        return fail(format!("--cpus {} is out of range (1 to 4096)", options.cpus));
+    }
+    if !(options.seconds > 0.0 && options.seconds <= 3600.0) {
+        return fail(format!("--seconds {} is out of range (above 0, at most 3600)", options.seconds));
+    }
+    let tasks = options.tasks.unwrap_or(options.cpus);
+    if !(1..=100_000).contains(&tasks) {
+        return fail(format!("--tasks {tasks} is out of range (1 to 100000)"));
+    }
+    if !options.injections.is_empty() && options.workload == Workload::Hackbench {
+        return fail("injections need the barrier or mixed workload".into());
+    }
+    if !options.injections.is_empty() && (tasks < 3 || options.cpus < 2) {
+        return fail("injections need at least 3 tasks and 2 CPUs".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! Injected incidents, each with its ground truth:
+//!
+//! - `wakeup-placement`: at a barrier release one wakee is placed on the waker's CPU,
+//!   busy for 5–15 ms more, while the wakee's previous CPU idles; it waits there.
+//! - `work-conservation`: one wakee is queued behind another task on that task's CPU
+//!   (not the waker's), busy for 5–15 ms, while its own previous CPU idles.
+//! - `kthread-preemption`: a kernel thread preempts a worker shortly after a release and
+//!   runs 5–15 ms, making the worker the phase's straggler.
+//! - `overload`: the waker forks half as many `hog` tasks as there are CPUs, each running
+//!   5–15 ms, so runnable tasks outnumber the CPUs.
+//!
+//! A waiting incident spans from the wakeup (or preemption) to the task's switch-in; an
+//! overload from the first hog's wakeup to the last hog's exit.
+
+use super::{INCIDENT_NS, Run, TIMER_INJECT};
+use crate::machine::{Action, TaskIndex, TaskState};
+use crate::truth::Injection;
+use crate::{InjectionKind, SynthError};
+
+impl Run<'_> {
+    fn incident_ns(&mut self) -> u64 {
+        self.rng.between(INCIDENT_NS.0, INCIDENT_NS.1)
+    }
+
+    fn record(&mut self, kind: InjectionKind, start_ns: u64, cpus: Vec<u32>, pids: Vec<i32>) -> usize {
+        self.plan.done.push(Injection { kind, start_ns, end_ns: start_ns, cpus, pids, lost_cpu_ns: 0 });
+        self.plan.done.len() - 1
+    }
+
+    /// Injects `kind` at a barrier release by the task on `cpu`: `first` is still to be
+    /// woken, `second` has been. Returns the waker's own work.
+    pub(super) fn inject(
+        &mut self,
+        kind: InjectionKind,
+        cpu: u32,
+        first: TaskIndex,
+        second: TaskIndex,
+        own_work: u64,
+    ) -> Result<u64, SynthError> {
+        let duration = self.incident_ns();
+        let previous = self.machine.tasks[first].last_cpu;
+        match kind {
+            InjectionKind::WakeupPlacement => {
+                let held_on = cpu;
+                self.hold_behind(kind, first, held_on, previous)?;
+                let work = self.phase_work();
+                self.machine.give_work(first, work);
+                Ok(duration)
+            }
+            InjectionKind::WorkConservation => {
+                let held_on = self.machine.tasks[second].last_cpu;
+                self.hold_behind(kind, first, held_on, previous)?;
+                let work = self.phase_work();
+                self.machine.give_work(first, work);
+                self.machine.give_work(second, duration);
+                Ok(own_work)
+            }
+            InjectionKind::KthreadPreemption => {
+                let target = self.machine.place(first);
+                self.machine.wake(cpu, first, target, false)?;
+                let work = self.phase_work();
+                self.machine.give_work(first, work);
+                self.preemptions.push((first, self.injector, duration));
+                let id = TIMER_INJECT + (self.preemptions.len() - 1) as u64;
+                self.machine.at(self.machine.now + 50_000, Action::Timer { id });
+                Ok(own_work)
+            }
+            InjectionKind::Overload => {
+                let target = self.machine.place(first);
+                self.machine.wake(cpu, first, target, false)?;
+                let work = self.phase_work();
+                self.machine.give_work(first, work);
+                self.fork_hogs(cpu, duration)?;
+                Ok(own_work)
+            }
+        }
+    }
+
+    /// Wakes `task` onto busy `cpu`, where it stays until that CPU is free again.
+    fn hold_behind(&mut self, kind: InjectionKind, task: TaskIndex, cpu: u32, previous: u32) -> Result<(), SynthError> {
+        let start = self.machine.wake(self.waker_cpu(), task, cpu, false)?;
+        self.machine.tasks[task].held = true;
+        let index = self.record(kind, start, vec![cpu, previous], vec![self.machine.tasks[task].pid]);
+        self.plan.open.push((task, index));
+        Ok(())
+    }
+
+    /// The CPU of the task releasing the barrier (the one running the injection).
+    fn waker_cpu(&self) -> u32 {
+        let waker = self.arrived_last.expect("injections happen at a barrier release");
+        self.machine.tasks[waker].last_cpu
+    }
+
+    pub(super) fn injected_preemption(&mut self, index: usize) -> Result<(), SynthError> {
+        let (victim, kthread, duration) = self.preemptions[index];
+        let TaskState::Running(cpu) = self.machine.tasks[victim].state else {
+            return Ok(()); // The victim finished its phase already: nothing to preempt.
+        };
+        if self.machine.tasks[kthread].state != TaskState::Sleeping {
+            return Ok(());
+        }
+        let start = self.machine.preempt(cpu, kthread)?;
+        self.machine.give_work(kthread, duration);
+        let pids = vec![self.machine.tasks[kthread].pid, self.machine.tasks[victim].pid];
+        let incident = self.record(InjectionKind::KthreadPreemption, start, vec![cpu], pids);
+        self.plan.open.push((victim, incident));
+        Ok(())
+    }
+
+    fn fork_hogs(&mut self, cpu: u32, duration: u64) -> Result<(), SynthError> {
+        let cpus = self.machine.cpu_count();
+        let mut start = None;
+        let mut pids = Vec::new();
+        for i in 0..cpus / 2 + 1 {
+            let hog = self.machine.add_task(self.next_pid, "barrier", 120, i % cpus);
+            self.next_pid += 1;
+            self.machine.fork(cpu, hog)?;
+            let target = self.machine.place(hog);
+            let woken = self.machine.wake(cpu, hog, target, true)?;
+            start.get_or_insert(woken);
+            self.machine.give_work(hog, 20_000);
+            self.hogs.push((hog, false));
+            pids.push(self.machine.tasks[hog].pid);
+        }
+        let start = start.expect("at least one hog");
+        let index = self.record(InjectionKind::Overload, start, (0..cpus).collect(), pids);
+        self.overload = Some((index, cpus / 2 + 1, duration));
+        Ok(())
+    }
+
+    /// A hog's first run execs `hog` and sets it spinning; its second ends it.
+    pub(super) fn hog_work_done(&mut self, hog: usize, cpu: u32) -> Result<(), SynthError> {
+        if !self.hogs[hog].1 {
+            self.hogs[hog].1 = true;
+            self.machine.exec(cpu, "/usr/bin/hog")?;
+            let duration = self.overload.map_or(1, |(_, _, duration)| duration);
+            self.machine.give_work(self.hogs[hog].0, duration);
+            return Ok(());
+        }
+        let end = self.machine.exit(cpu)?;
+        if let Some((index, left, duration)) = self.overload.as_mut() {
+            *left -= 1;
+            if *left == 0 {
+                let injection = &mut self.plan.done[*index];
+                injection.end_ns = end;
+                injection.lost_cpu_ns = 0;
+                let _ = duration;
+                self.overload = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the incidents whose waiting task has got a CPU.
+    pub(super) fn close_incidents(&mut self) {
+        let machine = &self.machine;
+        let done = &mut self.plan.done;
+        self.plan.open.retain(|&(task, index)| {
+            if !matches!(machine.tasks[task].state, TaskState::Running(_)) {
+                return true;
+            }
+            let end = machine.running_since(task);
+            done[index].end_ns = end;
+            done[index].lost_cpu_ns = end - done[index].start_ns;
+            false
+        });
+    }
+}
