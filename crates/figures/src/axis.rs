@@ -22,7 +22,7 @@ pub fn nice_step(span: f64, max_ticks: usize) -> f64 {
 
 /// Ticks at multiples of a nice step within `[start, end]`, at most about `max_ticks`.
 pub fn ticks(start: f64, end: f64, max_ticks: usize) -> Vec<Tick> {
-    if !(end > start) || !start.is_finite() || !end.is_finite() {
+    if !start.is_finite() || !end.is_finite() || end <= start {
         return Vec::new();
     }
     let step = nice_step(end - start, max_ticks);

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 failure (unreadable input, I/O error); 2 bad usage;
 //! 3 finished, but the input was damaged and the result is partial (warnings say where).
 
+mod check;
 mod common;
 mod dump;
 mod figure;
@@ -43,6 +44,9 @@ enum Command {
     RunningWaiting(running_waiting::Args),
     /// Write a synthetic trace of a machine of any size, with known ground truth.
     Synth(synth::Args),
+    /// Find scheduler pathologies: waits while cores idle, misplaced wakeups, kernel-thread
+    /// stragglers, overload; ranked, explained, with figures on request.
+    Check(check::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph::run(args),
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),
+        Command::Check(args) => check::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

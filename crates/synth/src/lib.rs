@@ -78,16 +78,6 @@ impl InjectionKind {
     pub fn from_name(name: &str) -> Option<InjectionKind> {
         InjectionKind::ALL.into_iter().find(|k| k.name() == name)
     }
-
-    /// Where in its evenly spread slots each kind goes, so kinds do not collide.
-    fn offset(self) -> f64 {
-        match self {
-            InjectionKind::WorkConservation => 0.0,
-            InjectionKind::WakeupPlacement => 0.2,
-            InjectionKind::KthreadPreemption => 0.35,
-            InjectionKind::Overload => -0.25,
-        }
-    }
 }
 
 /// What to simulate.

@@ -74,14 +74,19 @@ impl<'f> Run<'f> {
         injections: &[(InjectionKind, u32)],
     ) -> Run<'f> {
         let start = machine.now;
-        let mut pending = Vec::new();
-        for &(kind, count) in injections {
-            for k in 0..count {
-                // Spread each kind evenly over the middle of the run, offset per kind.
-                let share = (k as f64 + 0.5 + kind.offset()) / count as f64;
-                pending.push((start + (duration_ns as f64 * (0.1 + 0.8 * share.min(0.99))) as u64, kind));
-            }
+        // One slot per injection, kinds taking turns, spread over the middle of the run so
+        // that incidents never overlap.
+        let mut kinds: Vec<InjectionKind> = Vec::new();
+        let most = injections.iter().map(|&(_, count)| count).max().unwrap_or(0);
+        for round in 0..most {
+            kinds.extend(injections.iter().filter(|&&(_, count)| round < count).map(|&(kind, _)| kind));
         }
+        let slots = kinds.len() as f64;
+        let mut pending: Vec<(u64, InjectionKind)> = kinds
+            .into_iter()
+            .enumerate()
+            .map(|(i, kind)| (start + (duration_ns as f64 * (0.1 + 0.8 * (i as f64 + 0.5) / slots)) as u64, kind))
+            .collect();
         pending.sort_by_key(|&(t, k)| (std::cmp::Reverse(t), k));
         Run {
             machine,

@@ -2,6 +2,9 @@
 //! binary, and checking that `dump --json` agrees with `trace-cmd report -R -t` on every
 //! event and every loss of a trace.
 
+// Each test binary uses only part of these helpers.
+#![allow(dead_code)]
+
 use refcheck::{FieldValue, Line};
 use serde_json::Value;
 use std::path::Path;

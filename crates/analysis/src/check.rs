@@ -1,0 +1,390 @@
+//! Scheduler pathologies found automatically (`schedlens check`): located, ranked
+//! incidents with the evidence for each, where the schedgraph paper's authors zoomed in
+//! by hand.
+//!
+//! Every wait in a runqueue longer than the threshold is examined: the time within it
+//! during which some other CPU sat idle is CPU time the machine lost. Such a wait is
+//! classed by its cause:
+//! - `kthread-preemption`: a kernel thread preempted the task (the straggler pattern);
+//! - `wakeup-placement`: the wakeup put the task on the waker's busy CPU while the task's
+//!   previous CPU was idle (the pattern Linux commit d8fcb81f1acf fixed);
+//! - `work-conservation`: any other wait while a CPU idled.
+//!
+//! `overload` reports stretches with more runnable tasks than CPUs: context, not a bug.
+//! Affinity is not in a trace: a task that only ever ran on one CPU may have been pinned
+//! there, and its incidents say so instead of blaming the scheduler. Incidents are ranked
+//! by lost CPU time; the summary gives the time a task waited while a core idled, over
+//! all waits however short, and the CPU-to-CPU migration counts.
+
+use crate::occupancy::{idle_while_waiting, sweep};
+use crate::window::{TaskFilter, Window};
+use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd, WakeupKind};
+
+/// What the checks look for.
+#[derive(Clone, Debug)]
+pub struct CheckRequest<'a> {
+    pub window: Window,
+    pub filter: &'a TaskFilter,
+    /// Incidents shorter than this are left out.
+    pub min_duration: Nanos,
+}
+
+/// The classes of incident.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    WorkConservation,
+    WakeupPlacement,
+    KthreadPreemption,
+    Overload,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::WorkConservation, Kind::WakeupPlacement, Kind::KthreadPreemption, Kind::Overload];
+
+    /// The name in reports and JSON (and in `synth`'s ground truth).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::WorkConservation => "work-conservation",
+            Kind::WakeupPlacement => "wakeup-placement",
+            Kind::KthreadPreemption => "kthread-preemption",
+            Kind::Overload => "overload",
+        }
+    }
+}
+
+/// One incident and its evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incident {
+    pub kind: Kind,
+    pub start: Nanos,
+    pub end: Nanos,
+    /// For waits: the CPU the task waited on, then the CPUs that idled meanwhile (most
+    /// idle first, at most 8). For overload: none.
+    pub cpus: Vec<Cpu>,
+    /// For waits: the waiting task (after the preempting kernel thread, if any).
+    pub pids: Vec<Pid>,
+    /// CPU time lost: how long the task waited while another CPU idled.
+    pub lost_cpu_ns: u64,
+    /// The task only ever ran on one CPU: it may have been pinned there.
+    pub possibly_pinned: bool,
+    pub explanation: String,
+}
+
+/// The checks' findings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// Ranked: most lost CPU time first, overload last.
+    pub incidents: Vec<Incident>,
+    /// Time during which some task waited while some CPU idled (all waits).
+    pub idle_while_waiting: Nanos,
+    /// The window's length.
+    pub window: Nanos,
+    /// `migrations[from][to]` within the window.
+    pub migrations: Vec<Vec<u64>>,
+}
+
+impl Findings {
+    pub fn count(&self, kind: Kind) -> usize {
+        self.incidents.iter().filter(|i| i.kind == kind).count()
+    }
+}
+
+/// Names of kernel threads that preempt application tasks.
+const KERNEL_THREADS: [&str; 10] =
+    ["kworker", "ksoftirqd", "kcompactd", "migration", "rcu_", "kswapd", "khugepaged", "watchdog", "irq/", "kthreadd"];
+
+/// Runs every check.
+pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
+    let pinned = single_cpu_tasks(model);
+    let wakeup_of_wait = wakeups_by_wait(model);
+    let waits =
+        (0..model.waits.len()).filter_map(|index| examine_wait(model, request, index, &wakeup_of_wait, &pinned));
+    let mut incidents = merge_neighbours(waits.collect());
+    incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
+    incidents.extend(overloads(model, request));
+    Findings {
+        incidents,
+        idle_while_waiting: idle_while_waiting(model, request.window, request.filter).total,
+        window: request.window.len(),
+        migrations: migration_matrix(model, request.window),
+    }
+}
+
+/// Joins incidents of one kind on the same CPU that follow each other within a
+/// millisecond (tasks taking turns waiting behind each other), or overlap.
+fn merge_neighbours(mut incidents: Vec<Incident>) -> Vec<Incident> {
+    const GAP: Nanos = Nanos(1_000_000);
+    incidents.sort_by(|a, b| (a.kind, a.cpus.first(), a.start).cmp(&(b.kind, b.cpus.first(), b.start)));
+    let mut merged: Vec<(Incident, usize)> = Vec::new();
+    for incident in incidents {
+        match merged.last_mut() {
+            Some((last, count))
+                if last.kind == incident.kind
+                    && last.cpus.first() == incident.cpus.first()
+                    && incident.start <= last.end + GAP =>
+            {
+                last.end = last.end.max(incident.end);
+                last.lost_cpu_ns += incident.lost_cpu_ns;
+                last.possibly_pinned &= incident.possibly_pinned;
+                for pid in incident.pids {
+                    if !last.pids.contains(&pid) {
+                        last.pids.push(pid);
+                    }
+                }
+                *count += 1;
+            }
+            _ => merged.push((incident, 1)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(mut incident, count)| {
+            if count > 1 {
+                incident.explanation.push_str(&format!(
+                    "; then {} more waits in a row on that CPU ({} tasks), {} lost in all",
+                    count - 1,
+                    incident.pids.len(),
+                    ms(incident.lost_cpu_ns)
+                ));
+            }
+            incident
+        })
+        .collect()
+}
+
+/// Per task, whether all its runs were on one CPU.
+fn single_cpu_tasks(model: &Model) -> Vec<bool> {
+    let mut only: Vec<Option<Option<Cpu>>> = vec![None; model.tasks.len()];
+    for timeline in &model.cpus {
+        for &task in &timeline.segments.task {
+            let slot = &mut only[task.index()];
+            *slot = match *slot {
+                None => Some(Some(timeline.cpu)),
+                Some(Some(cpu)) if cpu == timeline.cpu => Some(Some(cpu)),
+                _ => Some(None),
+            };
+        }
+    }
+    only.into_iter().map(|o| matches!(o, Some(Some(_)))).collect()
+}
+
+/// For each wait, the wakeup that began it.
+fn wakeups_by_wait(model: &Model) -> Vec<Option<usize>> {
+    let mut by_wait = vec![None; model.waits.len()];
+    for (index, wait) in model.wakeups.wait.iter().enumerate() {
+        if let Some(wait) = wait {
+            by_wait[*wait as usize] = Some(index);
+        }
+    }
+    by_wait
+}
+
+fn examine_wait(
+    model: &Model,
+    request: &CheckRequest<'_>,
+    index: usize,
+    wakeup_of_wait: &[Option<usize>],
+    pinned: &[bool],
+) -> Option<Incident> {
+    let wait = model.waits.get(index);
+    let (start, end) = request.window.clip(wait.start, wait.end);
+    // Shorter waits count where several in a row make one incident (see merge_neighbours).
+    let floor = Nanos(request.min_duration.0 / 4);
+    if end.saturating_sub(start) < floor || wait.end_kind != WaitEnd::Ran || !request.filter.accepts(model, wait.task) {
+        return None;
+    }
+    let idle = IdleOthers::during(model, wait.ran_on, start, end);
+    if idle.lost < floor || idle.lost == Nanos(0) {
+        return None;
+    }
+    let pid = model.tasks.get(wait.task).pid;
+    let comm = model.comm_at(wait.task, start);
+    let preempter = (wait.cause == WaitCause::Preempted).then(|| preempting_task(model, wait.ran_on, wait.start));
+    let kernel_preempter = preempter.flatten().filter(|&t| is_kernel_thread(model.comm_at(t, wait.start)));
+    let wakeup = wakeup_of_wait[index].map(|w| model.wakeups.get(w));
+    let misplaced = wakeup.filter(|w| {
+        w.kind == WakeupKind::Wakeup
+            && w.waker_cpu == Some(w.target_cpu)
+            && w.prev_cpu.is_some_and(|prev| prev != w.target_cpu && model.cpu_idle_at(prev, wait.start) == Some(true))
+    });
+    let possibly_pinned = pinned.get(wait.task.index()).copied().unwrap_or(false);
+    let lost = idle.lost.0;
+    let waited = ms(end.saturating_sub(start).0);
+    let mut cpus = vec![wait.ran_on];
+    cpus.extend(&idle.cpus);
+    let (kind, mut pids, mut explanation) = if let Some(kthread) = kernel_preempter {
+        let name = model.comm_at(kthread, wait.start);
+        let text = format!(
+            "{comm}:{pid} was preempted on CPU {} by kernel thread {name} and waited {waited} while {} idled",
+            wait.ran_on.0,
+            idle.describe()
+        );
+        (Kind::KthreadPreemption, vec![model.tasks.get(kthread).pid, pid], text)
+    } else if let Some(wakeup) = misplaced {
+        let prev = wakeup.prev_cpu.map_or(0, |c| c.0);
+        let text = format!(
+            "{comm}:{pid} was woken onto the waker's busy CPU {} while its previous CPU {prev} was idle; it waited {waited}",
+            wakeup.target_cpu.0
+        );
+        (Kind::WakeupPlacement, vec![pid], text)
+    } else {
+        let text =
+            format!("{comm}:{pid} waited {waited} in CPU {}'s runqueue while {} idled", wait.ran_on.0, idle.describe());
+        (Kind::WorkConservation, vec![pid], text)
+    };
+    if possibly_pinned {
+        explanation.push_str(&format!(" (it only ever ran on CPU {}: possibly pinned there)", wait.ran_on.0));
+    }
+    pids.dedup();
+    Some(Incident { kind, start, end, cpus, pids, lost_cpu_ns: lost, possibly_pinned, explanation })
+}
+
+/// The task that a switch at `time` on `cpu` started.
+fn preempting_task(model: &Model, cpu: Cpu, time: Nanos) -> Option<TaskId> {
+    let segments = &model.cpus.get(cpu.index())?.segments;
+    let range = segments.overlapping(time, time + Nanos(1));
+    range.map(|i| segments.get(i)).find(|s| s.start == time && s.task != TaskId::IDLE).map(|s| s.task)
+}
+
+fn is_kernel_thread(comm: &str) -> bool {
+    KERNEL_THREADS.iter().any(|prefix| comm.starts_with(prefix))
+}
+
+/// Other CPUs' idle time during a wait.
+struct IdleOthers {
+    /// Time during which at least one other CPU was idle.
+    lost: Nanos,
+    /// The CPUs that idled, most idle first (at most 8).
+    cpus: Vec<Cpu>,
+    count: usize,
+}
+
+impl IdleOthers {
+    fn during(model: &Model, busy: Cpu, start: Nanos, end: Nanos) -> IdleOthers {
+        let mut intervals: Vec<(Nanos, Nanos)> = Vec::new();
+        let mut per_cpu: Vec<(Nanos, Cpu)> = Vec::new();
+        for timeline in model.cpus.iter().filter(|t| t.cpu != busy) {
+            let segments = &timeline.segments;
+            let mut idle = Nanos(0);
+            for index in segments.overlapping(start, end) {
+                let segment = segments.get(index);
+                if segment.task == TaskId::IDLE {
+                    let (s, e) = (segment.start.max(start), segment.end.min(end));
+                    idle += e.saturating_sub(s);
+                    intervals.push((s, e));
+                }
+            }
+            if idle > Nanos(0) {
+                per_cpu.push((idle, timeline.cpu));
+            }
+        }
+        per_cpu.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let count = per_cpu.len();
+        IdleOthers { lost: union_length(intervals), cpus: per_cpu.into_iter().take(8).map(|(_, c)| c).collect(), count }
+    }
+
+    fn describe(&self) -> String {
+        match self.cpus.as_slice() {
+            [] => "no other CPU".into(),
+            [one] => format!("CPU {}", one.0),
+            _ => format!("{} other CPUs", self.count),
+        }
+    }
+}
+
+fn union_length(mut intervals: Vec<(Nanos, Nanos)>) -> Nanos {
+    intervals.sort_unstable();
+    let mut total = Nanos(0);
+    let mut current: Option<(Nanos, Nanos)> = None;
+    for (s, e) in intervals {
+        current = match current {
+            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce.saturating_sub(cs);
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some((cs, ce)) = current {
+        total += ce.saturating_sub(cs);
+    }
+    total
+}
+
+/// Stretches in which runnable tasks clearly outnumber the CPUs — by two, or an eighth
+/// of the CPUs if more — joined across dips under a millisecond (a barrier's tasks come
+/// and go), kept when it lasts the threshold and at least a quarter of it is overloaded: brief
+/// kernel-thread preemptions alone do not make an overload.
+fn overloads(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
+    const DIP: Nanos = Nanos(1_000_000);
+    let cpus = model.cpu_count;
+    let threshold = cpus + (cpus / 8).max(2);
+    // (start, end, most runnable, overloaded time)
+    let mut stretches: Vec<(Nanos, Nanos, u32, Nanos)> = Vec::new();
+    sweep(model, request.window, request.filter, |start, end, occupancy| {
+        let runnable = occupancy.running + occupancy.waiting;
+        if runnable < threshold {
+            return;
+        }
+        let length = end.saturating_sub(start);
+        match stretches.last_mut() {
+            Some(last) if start.saturating_sub(last.1) < DIP => {
+                last.1 = end;
+                last.2 = last.2.max(runnable);
+                last.3 += length;
+            }
+            _ => stretches.push((start, end, runnable, length)),
+        }
+    });
+    let kept = |&(start, end, _, overloaded): &(Nanos, Nanos, u32, Nanos)| {
+        end.saturating_sub(start) >= request.min_duration && overloaded.0 * 4 >= end.saturating_sub(start).0
+    };
+    stretches
+        .into_iter()
+        .filter(kept)
+        .map(|(start, end, most, _)| Incident {
+            kind: Kind::Overload,
+            start,
+            end,
+            cpus: Vec::new(),
+            pids: Vec::new(),
+            lost_cpu_ns: 0,
+            possibly_pinned: false,
+            explanation: format!(
+                "up to {most} runnable tasks for {cpus} CPUs during {}: waiting is inevitable here",
+                ms(end.saturating_sub(start).0)
+            ),
+        })
+        .collect()
+}
+
+fn migration_matrix(model: &Model, window: Window) -> Vec<Vec<u64>> {
+    let n = model.cpus.len();
+    let mut matrix = vec![vec![0u64; n]; n];
+    for migration in model.migrations.iter().filter(|m| window.contains(m.time)) {
+        if let Some(row) = matrix.get_mut(migration.from.index()) {
+            if let Some(cell) = row.get_mut(migration.to.index()) {
+                *cell += 1;
+            }
+        }
+    }
+    matrix
+}
+
+/// A duration in milliseconds, for explanations.
+fn ms(ns: u64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_of_overlapping_intervals() {
+        let n = |a, b| (Nanos(a), Nanos(b));
+        assert_eq!(union_length(vec![n(0, 10), n(5, 20), n(30, 40)]), Nanos(30));
+        assert_eq!(union_length(Vec::new()), Nanos(0));
+    }
+}
