@@ -10,7 +10,10 @@
 //!   previous CPU was idle (the pattern Linux commit d8fcb81f1acf fixed);
 //! - `work-conservation`: any other wait while a CPU idled.
 //!
-//! `overload` reports stretches with more runnable tasks than CPUs: context, not a bug.
+//! `migration-cascade` reports chains of migrations where each moved task displaced the
+//! task running where it arrived, which then moved on within a millisecond (the paper's
+//! §3.3 chain). `overload` reports stretches with more runnable tasks than CPUs: context,
+//! not a bug.
 //! Affinity is not in a trace: a task that only ever ran on one CPU may have been pinned
 //! there, and its incidents say so instead of blaming the scheduler. Incidents are ranked
 //! by lost CPU time; the summary gives the time a task waited while a core idled, over
@@ -18,7 +21,8 @@
 
 use crate::occupancy::{idle_while_waiting, sweep};
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd, WakeupKind};
+use model::{Cpu, Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
+use std::collections::HashMap;
 
 /// What the checks look for.
 #[derive(Clone, Debug)]
@@ -35,11 +39,18 @@ pub enum Kind {
     WorkConservation,
     WakeupPlacement,
     KthreadPreemption,
+    MigrationCascade,
     Overload,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::WorkConservation, Kind::WakeupPlacement, Kind::KthreadPreemption, Kind::Overload];
+    pub const ALL: [Kind; 5] = [
+        Kind::WorkConservation,
+        Kind::WakeupPlacement,
+        Kind::KthreadPreemption,
+        Kind::MigrationCascade,
+        Kind::Overload,
+    ];
 
     /// The name in reports and JSON (and in `synth`'s ground truth).
     pub fn name(self) -> &'static str {
@@ -47,6 +58,7 @@ impl Kind {
             Kind::WorkConservation => "work-conservation",
             Kind::WakeupPlacement => "wakeup-placement",
             Kind::KthreadPreemption => "kthread-preemption",
+            Kind::MigrationCascade => "migration-cascade",
             Kind::Overload => "overload",
         }
     }
@@ -101,6 +113,7 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
         (0..model.waits.len()).filter_map(|index| examine_wait(model, request, index, &wakeup_of_wait, &pinned));
     let mut incidents = merge_neighbours(waits.collect());
     incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
+    incidents.extend(cascades(model, request));
     incidents.extend(overloads(model, request));
     Findings {
         incidents,
@@ -310,6 +323,77 @@ fn union_length(mut intervals: Vec<(Nanos, Nanos)>) -> Nanos {
         total += ce.saturating_sub(cs);
     }
     total
+}
+
+/// Chains of three or more migrations in which each moved task displaced the one running
+/// where it arrived, and that one moved next, within a millisecond.
+fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
+    const WITHIN: Nanos = Nanos(1_000_000);
+    let migrations = &model.migrations;
+    let mut by_task: HashMap<TaskId, Vec<usize>> = HashMap::new();
+    for index in 0..migrations.len() {
+        by_task.entry(migrations.task[index]).or_default().push(index);
+    }
+    // The migration that follows `index` in a chain, if any.
+    let next = |index: usize| -> Option<usize> {
+        let (time, task, to) = (migrations.time[index], migrations.task[index], migrations.to[index]);
+        let segments = &model.cpus.get(to.index())?.segments;
+        let displaced = segments.overlapping(time, time + Nanos(1)).map(|i| segments.get(i)).find(|s| {
+            s.task != task && s.task != TaskId::IDLE && s.end_kind == SegmentEnd::Preempted && s.end <= time + WITHIN
+        })?;
+        by_task
+            .get(&displaced.task)?
+            .iter()
+            .copied()
+            .find(|&j| migrations.from[j] == to && migrations.time[j] >= time && migrations.time[j] <= time + WITHIN)
+    };
+    let mut in_chain = vec![false; migrations.len()];
+    let mut incidents = Vec::new();
+    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time[i])) {
+        if in_chain[first] {
+            continue;
+        }
+        let mut chain = vec![first];
+        while let Some(following) = next(*chain.last().expect("a chain")).filter(|j| !chain.contains(j)) {
+            chain.push(following);
+        }
+        if chain.len() < 3 || !request.filter.accepts(model, migrations.task[first]) {
+            continue;
+        }
+        chain.iter().for_each(|&i| in_chain[i] = true);
+        incidents.push(cascade_incident(model, &chain));
+    }
+    incidents
+}
+
+fn cascade_incident(model: &Model, chain: &[usize]) -> Incident {
+    let migrations = &model.migrations;
+    let (start, end) = (migrations.time[chain[0]], migrations.time[*chain.last().expect("a chain")]);
+    let mut cpus = vec![migrations.from[chain[0]]];
+    cpus.extend(chain.iter().map(|&i| migrations.to[i]));
+    let name = |i: usize| {
+        let task = migrations.task[i];
+        format!("{}:{}", model.comm_at(task, migrations.time[i]), model.tasks.get(task).pid)
+    };
+    let steps: Vec<String> = chain
+        .iter()
+        .map(|&i| format!("{} moved CPU {} -> {}", name(i), migrations.from[i].0, migrations.to[i].0))
+        .collect();
+    Incident {
+        kind: Kind::MigrationCascade,
+        start,
+        end,
+        cpus,
+        pids: chain.iter().map(|&i| model.tasks.get(migrations.task[i]).pid).collect(),
+        lost_cpu_ns: 0,
+        possibly_pinned: false,
+        explanation: format!(
+            "{} migrations in {:.0} us, each displacing the next: {}",
+            chain.len(),
+            end.saturating_sub(start).0 as f64 / 1e3,
+            steps.join(", ")
+        ),
+    }
 }
 
 /// Stretches in which runnable tasks clearly outnumber the CPUs — by two, or an eighth

@@ -7,7 +7,8 @@
 //! "start_ns", "end_ns", "cpus", "pids", "lost_cpu_ns", "possibly_pinned", "explanation"}],
 //! "summary": {"idle_while_waiting_ns", "idle_while_waiting_share", "lost_cpu_ns",
 //! "counts": {KIND: N}, "migrations": [[from-to counts]]}}`; kinds are
-//! `work-conservation`, `wakeup-placement`, `kthread-preemption`, `overload`.
+//! `work-conservation`, `wakeup-placement`, `kthread-preemption`, `migration-cascade`,
+//! `overload`.
 
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};

@@ -12,7 +12,8 @@ use common::schedlens;
 use serde_json::Value;
 use std::path::PathBuf;
 
-const KINDS: [&str; 4] = ["work-conservation", "wakeup-placement", "kthread-preemption", "overload"];
+const KINDS: [&str; 5] =
+    ["work-conservation", "wakeup-placement", "kthread-preemption", "migration-cascade", "overload"];
 
 fn temp(name: &str) -> String {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name).display().to_string()

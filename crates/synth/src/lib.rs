@@ -55,14 +55,16 @@ pub enum InjectionKind {
     WakeupPlacement,
     KthreadPreemption,
     Overload,
+    MigrationCascade,
 }
 
 impl InjectionKind {
-    pub const ALL: [InjectionKind; 4] = [
+    pub const ALL: [InjectionKind; 5] = [
         InjectionKind::WorkConservation,
         InjectionKind::WakeupPlacement,
         InjectionKind::KthreadPreemption,
         InjectionKind::Overload,
+        InjectionKind::MigrationCascade,
     ];
 
     /// The name in `--inject` and in the truth file (also `schedlens check`'s kinds).
@@ -72,6 +74,7 @@ impl InjectionKind {
             InjectionKind::WakeupPlacement => "wakeup-placement",
             InjectionKind::KthreadPreemption => "kthread-preemption",
             InjectionKind::Overload => "overload",
+            InjectionKind::MigrationCascade => "migration-cascade",
         }
     }
 
@@ -140,6 +143,10 @@ fn check(options: &SynthOptions) -> Result<(), SynthError> {
     }
     if !options.injections.is_empty() && (tasks < 3 || options.cpus < 2) {
         return fail("injections need at least 3 tasks and 2 CPUs".into());
+    }
+    let cascades = options.injections.iter().any(|&(kind, _)| kind == InjectionKind::MigrationCascade);
+    if cascades && (tasks < options.cpus || options.cpus < 4 || options.topology.socket_count() < 2) {
+        return fail("migration-cascade needs 4 or more CPUs on 2 or more sockets, and a task per CPU".into());
     }
     Ok(())
 }

@@ -362,6 +362,56 @@ impl<'f> Machine<'f> {
         Ok(ts)
     }
 
+    /// A load balancer on `cpu` pulls the queued `task` over and runs it at once; the
+    /// task it displaces waits at the head of `cpu`'s queue. Returns the migration's time.
+    pub fn pull_and_preempt(&mut self, cpu: u32, task: TaskIndex) -> Result<u64, SynthError> {
+        let TaskState::Queued(from) = self.tasks[task].state else {
+            return Err(SynthError::Options(format!("task {} is not queued", self.tasks[task].pid)));
+        };
+        let queue = &mut self.cpus[from as usize].queue;
+        queue.retain(|&t| t != task);
+        self.queued -= 1;
+        self.refresh_free(from);
+        let ts = self.tick();
+        let running = self.running_pid(cpu);
+        let (pid, comm, prio) = self.who(Some(task), cpu);
+        self.out.migrate(cpu, ts, running, Who { pid, comm: &comm, prio }, from, cpu)?;
+        self.tasks[task].state = TaskState::Queued(cpu);
+        self.tasks[task].last_cpu = cpu;
+        let displaced = self.cpus[cpu as usize].current;
+        self.switch(cpu, Some(task), RUNNABLE)?;
+        if let Some(displaced) = displaced {
+            self.cpus[cpu as usize].queue.push_front(displaced);
+            self.queued += 1;
+            self.tasks[displaced].held = true;
+        }
+        self.refresh_free(cpu);
+        Ok(ts)
+    }
+
+    /// A load balancer on `cpu` pulls the queued `task` to the back of `cpu`'s queue.
+    pub fn pull(&mut self, cpu: u32, task: TaskIndex) -> Result<u64, SynthError> {
+        let TaskState::Queued(from) = self.tasks[task].state else {
+            return Err(SynthError::Options(format!("task {} is not queued", self.tasks[task].pid)));
+        };
+        self.cpus[from as usize].queue.retain(|&t| t != task);
+        self.refresh_free(from);
+        let ts = self.tick();
+        let running = self.running_pid(cpu);
+        let (pid, comm, prio) = self.who(Some(task), cpu);
+        self.out.migrate(cpu, ts, running, Who { pid, comm: &comm, prio }, from, cpu)?;
+        self.tasks[task].state = TaskState::Queued(cpu);
+        self.tasks[task].last_cpu = cpu;
+        self.cpus[cpu as usize].queue.push_back(task);
+        self.kick(cpu);
+        Ok(ts)
+    }
+
+    /// The socket of a CPU.
+    pub fn socket(&self, cpu: u32) -> u32 {
+        self.cpus[cpu as usize].socket
+    }
+
     /// Forks `child` from the task running on `cpu`.
     pub fn fork(&mut self, cpu: u32, child: TaskIndex) -> Result<(), SynthError> {
         let parent = self.cpus[cpu as usize].current.expect("a running parent");

@@ -28,6 +28,7 @@ const INCIDENT_NS: (u64, u64) = (5_000_000, 15_000_000);
 /// Timers of the workloads.
 const TIMER_KTHREAD: u64 = 1 << 40;
 const TIMER_INJECT: u64 = 1 << 41;
+const TIMER_CASCADE: u64 = 1 << 42;
 
 struct Plan {
     /// Injections still to place, each at its time.
@@ -62,6 +63,7 @@ pub struct Run<'f> {
     arrived_last: Option<TaskIndex>,
     /// An overload under way: (its injection, hogs still alive, hog run time).
     overload: Option<(usize, u32, u64)>,
+    cascade: Option<inject::Cascade>,
 }
 
 impl<'f> Run<'f> {
@@ -107,6 +109,7 @@ impl<'f> Run<'f> {
             next_pid: FIRST_TASK_PID + task_count as i32,
             arrived_last: None,
             overload: None,
+            cascade: None,
         }
         .with_tasks(task_count)
     }
@@ -292,6 +295,9 @@ impl<'f> Run<'f> {
 
     /// A kernel thread's timer: it wakes on its CPU and preempts what runs there.
     fn timer(&mut self, id: u64) -> Result<(), SynthError> {
+        if id >= TIMER_CASCADE {
+            return self.cascade_step(id - TIMER_CASCADE);
+        }
         if id >= TIMER_INJECT {
             return self.injected_preemption((id - TIMER_INJECT) as usize);
         }

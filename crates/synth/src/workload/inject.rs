@@ -8,12 +8,27 @@
 //!   runs 5–15 ms, making the worker the phase's straggler.
 //! - `overload`: the waker forks half as many `hog` tasks as there are CPUs, each running
 //!   5–15 ms, so runnable tasks outnumber the CPUs.
+//! - `migration-cascade`: shortly after a release a kernel thread preempts a worker for
+//!   0.3 ms; a load balancer on another socket pulls the waiting worker over, displacing
+//!   that CPU's worker, which is pulled to a third CPU, displacing another, which goes
+//!   back to the first CPU: three migrations, 40 µs apart (the schedgraph paper's §3.3).
 //!
 //! A waiting incident spans from the wakeup (or preemption) to the task's switch-in; an
-//! overload from the first hog's wakeup to the last hog's exit.
+//! overload from the first hog's wakeup to the last hog's exit; a cascade from its first
+//! migration to its last.
 
-use super::{INCIDENT_NS, Run, TIMER_INJECT};
+use super::{INCIDENT_NS, Run, TIMER_CASCADE, TIMER_INJECT};
 use crate::machine::{Action, TaskIndex, TaskState};
+
+/// A migration cascade under way.
+pub(super) struct Cascade {
+    /// The preempted worker, then each task displaced in turn.
+    moved: Vec<TaskIndex>,
+    /// The CPU of the preemption, then each CPU a task was pulled to.
+    cpus: Vec<u32>,
+    /// The first migration's time.
+    start: Option<u64>,
+}
 use crate::truth::Injection;
 use crate::{InjectionKind, SynthError};
 
@@ -48,7 +63,9 @@ impl Run<'_> {
                 Ok(duration)
             }
             InjectionKind::WorkConservation => {
+                // Both stay where they are: the task in front must not be pulled away.
                 let held_on = self.machine.tasks[second].last_cpu;
+                self.machine.tasks[second].held = true;
                 self.hold_behind(kind, first, held_on, previous)?;
                 let work = self.phase_work();
                 self.machine.give_work(first, work);
@@ -73,7 +90,84 @@ impl Run<'_> {
                 self.fork_hogs(cpu, duration)?;
                 Ok(own_work)
             }
+            InjectionKind::MigrationCascade => {
+                let target = self.machine.place(first);
+                self.machine.wake(cpu, first, target, false)?;
+                let work = self.phase_work();
+                self.machine.give_work(first, work);
+                self.cascade = Some(Cascade { moved: vec![first], cpus: Vec::new(), start: None });
+                self.machine.at(self.machine.now + 50_000, Action::Timer { id: TIMER_CASCADE });
+                Ok(own_work)
+            }
         }
+    }
+
+    /// The steps of a cascade, 40 µs apart: the preemption, then three migrations. A
+    /// step whose conditions do not hold (no worker where one is needed) drops it.
+    pub(super) fn cascade_step(&mut self, step: u64) -> Result<(), SynthError> {
+        let Some(mut cascade) = self.cascade.take() else { return Ok(()) };
+        let done = match step {
+            0 => self.cascade_begins(&mut cascade)?,
+            1 | 2 => self.cascade_moves(&mut cascade)?,
+            _ => return self.cascade_ends(cascade),
+        };
+        if done {
+            self.machine.at(self.machine.now + 40_000, Action::Timer { id: TIMER_CASCADE + step + 1 });
+            self.cascade = Some(cascade);
+        }
+        Ok(())
+    }
+
+    /// A kernel thread preempts the victim for 0.3 ms.
+    fn cascade_begins(&mut self, cascade: &mut Cascade) -> Result<bool, SynthError> {
+        let victim = cascade.moved[0];
+        let TaskState::Running(cpu) = self.machine.tasks[victim].state else { return Ok(false) };
+        if self.machine.tasks[self.injector].state != TaskState::Sleeping {
+            return Ok(false);
+        }
+        self.machine.preempt(cpu, self.injector)?;
+        self.machine.give_work(self.injector, 300_000);
+        cascade.cpus.push(cpu);
+        Ok(true)
+    }
+
+    /// The last moved task is pulled to a CPU running a worker (on another socket for the
+    /// first move), which it displaces.
+    fn cascade_moves(&mut self, cascade: &mut Cascade) -> Result<bool, SynthError> {
+        let first_socket = self.machine.socket(cascade.cpus[0]);
+        let cross_socket = cascade.cpus.len() == 1;
+        let Some(target) = self.worker_cpu(|cpu, machine| {
+            !cascade.cpus.contains(&cpu) && (machine.socket(cpu) != first_socket || !cross_socket)
+        }) else {
+            return Ok(false);
+        };
+        let displaced = self.machine.current(target).expect("a worker runs there");
+        let moved = *cascade.moved.last().expect("the cascade has a task");
+        let ts = self.machine.pull_and_preempt(target, moved)?;
+        cascade.start.get_or_insert(ts);
+        cascade.cpus.push(target);
+        cascade.moved.push(displaced);
+        Ok(true)
+    }
+
+    /// The last displaced task is pulled to the first CPU; the cascade is recorded.
+    fn cascade_ends(&mut self, cascade: Cascade) -> Result<(), SynthError> {
+        let moved = *cascade.moved.last().expect("the cascade has a task");
+        let end = self.machine.pull(cascade.cpus[0], moved)?;
+        let pids = cascade.moved.iter().map(|&t| self.machine.tasks[t].pid).collect();
+        let start = cascade.start.expect("the cascade moved tasks");
+        let index = self.record(InjectionKind::MigrationCascade, start, cascade.cpus, pids);
+        self.plan.done[index].end_ns = end;
+        Ok(())
+    }
+
+    /// A CPU running a workload task that `accept`s, searched from a random CPU on.
+    fn worker_cpu(&mut self, accept: impl Fn(u32, &crate::machine::Machine<'_>) -> bool) -> Option<u32> {
+        let cpus = self.machine.cpu_count();
+        let first = self.rng.below(u64::from(cpus)) as u32;
+        (0..cpus).map(|i| (first + i) % cpus).find(|&cpu| {
+            self.machine.current(cpu).is_some_and(|t| self.tasks.contains(&t)) && accept(cpu, &self.machine)
+        })
     }
 
     /// Wakes `task` onto busy `cpu`, where it stays until that CPU is free again.
