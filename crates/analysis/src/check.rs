@@ -93,6 +93,23 @@ pub struct Findings {
     pub window: Nanos,
     /// `migrations[from][to]` within the window.
     pub migrations: Vec<Vec<u64>>,
+    pub wakeups: WakeupPlacements,
+}
+
+/// Where wakeups (not of new tasks) in the window put their task.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WakeupPlacements {
+    pub total: u64,
+    /// Back onto the CPU it last ran on.
+    pub previous_cpu: u64,
+    /// Onto the waker's CPU (another than its previous one).
+    pub waker_cpu: u64,
+    /// Of those, while its previous CPU was idle.
+    pub waker_cpu_previous_idle: u64,
+    /// Onto any other CPU.
+    pub elsewhere: u64,
+    /// Moved away from its idle previous CPU, then waited 100 µs or more to run.
+    pub waited_previous_idle: u64,
 }
 
 impl Findings {
@@ -120,7 +137,35 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
         idle_while_waiting: idle_while_waiting(model, request.window, request.filter).total,
         window: request.window.len(),
         migrations: migration_matrix(model, request.window),
+        wakeups: wakeup_placements(model, request),
     }
+}
+
+fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlacements {
+    let mut counts = WakeupPlacements::default();
+    for wakeup in model.wakeups.iter() {
+        let Some(time) = wakeup.waking.or_else(|| model.wakeup_enqueued(&wakeup)) else { continue };
+        if wakeup.kind != WakeupKind::Wakeup
+            || !request.window.contains(time)
+            || !request.filter.accepts(model, wakeup.wakee)
+        {
+            continue;
+        }
+        counts.total += 1;
+        let previous_idle = wakeup.prev_cpu.is_some_and(|prev| model.cpu_idle_at(prev, time) == Some(true));
+        match wakeup.prev_cpu {
+            Some(prev) if prev == wakeup.target_cpu => counts.previous_cpu += 1,
+            _ if wakeup.waker_cpu == Some(wakeup.target_cpu) => {
+                counts.waker_cpu += 1;
+                counts.waker_cpu_previous_idle += u64::from(previous_idle);
+            }
+            _ => counts.elsewhere += 1,
+        }
+        let waited = model.wakeup_latency(&wakeup).is_some_and(|latency| latency >= Nanos(100_000));
+        let moved = wakeup.prev_cpu.is_some_and(|prev| prev != wakeup.target_cpu);
+        counts.waited_previous_idle += u64::from(waited && moved && previous_idle);
+    }
+    counts
 }
 
 /// Joins incidents of one kind on the same CPU that follow each other within a

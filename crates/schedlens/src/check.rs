@@ -6,7 +6,9 @@
 //! JSON shape (stable): `{"trace", "window": {"start_ns", "end_ns"}, "incidents": [{"kind",
 //! "start_ns", "end_ns", "cpus", "pids", "lost_cpu_ns", "possibly_pinned", "explanation"}],
 //! "summary": {"idle_while_waiting_ns", "idle_while_waiting_share", "lost_cpu_ns",
-//! "counts": {KIND: N}, "migrations": [[from-to counts]]}}`; kinds are
+//! "counts": {KIND: N}, "migrations": [[from-to counts]], "wakeups": {"total",
+//! "previous_cpu", "waker_cpu", "waker_cpu_previous_idle", "elsewhere",
+//! "waited_previous_idle"}}}`; kinds are
 //! `work-conservation`, `wakeup-placement`, `kthread-preemption`, `migration-cascade`,
 //! `overload`.
 
@@ -37,6 +39,11 @@ pub struct Args {
     top: usize,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// The machine's topology, for cross-socket and cross-node migration counts, when the
+    /// trace has none: an `lscpu -p` file, a copy of /sys/devices/system/cpu, or
+    /// `sockets=N,smt=M,layout=interleaved|contiguous`.
+    #[arg(long, value_name = "FILE|SPEC")]
+    topology: Option<String>,
     /// Write zoomed timeline and running/waiting figures of the top 5 incidents here.
     #[arg(long, value_name = "DIR")]
     figures: Option<PathBuf>,
@@ -58,10 +65,24 @@ pub fn run(args: Args) -> Result<Outcome> {
     let filter = args.window.filter();
     let request = CheckRequest { window, filter: &filter, min_duration: Nanos((args.min_duration * 1e6) as u64) };
     let findings = check(model, &request);
+    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus.len())?;
+    let crossings = topology.as_ref().map(|t| crossings(t, &findings.migrations));
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&args.trace, window, &findings))?)?,
-        Format::Text => write_text(&mut out, &args, model, window, origin, &findings)?,
+        Format::Json => {
+            let mut json = to_json(&args.trace, window, &findings);
+            if let Some((sockets, nodes)) = crossings {
+                json["summary"]["cross_socket_migrations"] = json!(sockets);
+                json["summary"]["cross_node_migrations"] = json!(nodes);
+            }
+            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?
+        }
+        Format::Text => {
+            write_text(&mut out, &args, model, window, origin, &findings)?;
+            if let Some((sockets, nodes)) = crossings {
+                writeln!(out, "Across sockets: {sockets}; across NUMA nodes: {nodes}.")?;
+            }
+        }
     }
     if let Some(dir) = &args.figures {
         write_figures(dir, model, origin, &findings, &filter)?;
@@ -92,8 +113,32 @@ fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Val
             "lost_cpu_ns": findings.incidents.iter().map(|i| i.lost_cpu_ns).sum::<u64>(),
             "counts": counts,
             "migrations": findings.migrations,
+            "wakeups": {
+                "total": findings.wakeups.total,
+                "previous_cpu": findings.wakeups.previous_cpu,
+                "waker_cpu": findings.wakeups.waker_cpu,
+                "waker_cpu_previous_idle": findings.wakeups.waker_cpu_previous_idle,
+                "elsewhere": findings.wakeups.elsewhere,
+                "waited_previous_idle": findings.wakeups.waited_previous_idle,
+            },
         }
     })
+}
+
+/// Migrations between sockets and between NUMA nodes.
+fn crossings(topology: &model::Topology, matrix: &[Vec<u64>]) -> (u64, u64) {
+    let mut counts = (0, 0);
+    for (from, row) in matrix.iter().enumerate() {
+        for (to, &n) in row.iter().enumerate() {
+            let (Some(a), Some(b)) = (topology.place(model::Cpu(from as u32)), topology.place(model::Cpu(to as u32)))
+            else {
+                continue;
+            };
+            counts.0 += if a.socket != b.socket { n } else { 0 };
+            counts.1 += if a.node != b.node { n } else { 0 };
+        }
+    }
+    counts
 }
 
 fn share(findings: &Findings) -> f64 {
@@ -140,7 +185,27 @@ fn write_text(
     if findings.incidents.len() > args.top {
         writeln!(out, "     ... and {} more (--top N, or --format json for all)", findings.incidents.len() - args.top)?;
     }
+    write_wakeups(out, &findings.wakeups)?;
     write_migrations(out, &findings.migrations)?;
+    Ok(())
+}
+
+fn write_wakeups(out: &mut dyn Write, w: &analysis::check::WakeupPlacements) -> Result<()> {
+    let percent = |n: u64| 100.0 * n as f64 / w.total.max(1) as f64;
+    writeln!(out)?;
+    let text = format!(
+        "Wakeups: {}; onto the previous CPU {:.1}%, onto the waker's CPU {:.1}% ({} while the previous CPU \
+         idled), elsewhere {:.1}%. {} left an idle previous CPU and then waited 100 us or more.",
+        w.total,
+        percent(w.previous_cpu),
+        percent(w.waker_cpu),
+        w.waker_cpu_previous_idle,
+        percent(w.elsewhere),
+        w.waited_previous_idle
+    );
+    for line in wrap(&text, 80) {
+        writeln!(out, "{line}")?;
+    }
     Ok(())
 }
 

@@ -24,10 +24,7 @@ pub struct TopologyArgs {
 impl TopologyArgs {
     /// The topology to use for `trace` (with `cpu_count` CPUs), if any.
     pub fn resolve(&self, trace: &Trace, cpu_count: usize, input: &Path) -> Result<Option<Topology>> {
-        let topology = match &self.topology {
-            Some(given) => Some(parse(given, cpu_count)?),
-            None => record::recorded_context(trace).and_then(|context| context.topology),
-        };
+        let topology = topology_of(self.topology.as_deref(), trace, cpu_count)?;
         if self.socket_order && topology.is_none() {
             bail!(
                 "{}: --socket-order needs a topology: the trace carries none (record with `schedlens record` to \
@@ -37,6 +34,14 @@ impl TopologyArgs {
             );
         }
         Ok(topology)
+    }
+}
+
+/// The topology `given` on the command line, else the one the trace recorded, if any.
+pub fn topology_of(given: Option<&str>, trace: &Trace, cpu_count: usize) -> Result<Option<Topology>> {
+    match given {
+        Some(given) => parse(given, cpu_count).map(Some),
+        None => Ok(record::recorded_context(trace).and_then(|context| context.topology)),
     }
 }
 
