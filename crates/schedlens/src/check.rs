@@ -44,7 +44,8 @@ pub struct Args {
     /// `sockets=N,smt=M,layout=interleaved|contiguous`.
     #[arg(long, value_name = "FILE|SPEC")]
     topology: Option<String>,
-    /// Write zoomed timeline and running/waiting figures of the top 5 incidents here.
+    /// Write the migration heat map and zoomed timeline and running/waiting figures of
+    /// the top 5 incidents here.
     #[arg(long, value_name = "DIR")]
     figures: Option<PathBuf>,
 }
@@ -281,6 +282,8 @@ fn write_figures(
     filter: &analysis::TaskFilter,
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let map = figures::migration_map::migration_map("CPU-to-CPU migrations", &findings.migrations, 600.0);
+    write_png(&dir.join("migrations.png"), &map)?;
     let rows = row_order(model.cpus.len(), None, false);
     for (rank, incident) in findings.incidents.iter().take(5).enumerate() {
         let margin = incident.end.saturating_sub(incident.start).0 / 2;
@@ -311,11 +314,14 @@ fn write_figures(
         };
         let (running_waiting, _) = running_waiting_plot(model, &plot);
         for (scene, kind) in [(graph(model, &timeline), "graph"), (running_waiting, "running-waiting")] {
-            let path = dir.join(format!("incident-{}-{kind}.png", rank + 1));
-            let file = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            render::write_png(&scene, &render::PngOptions::default(), std::io::BufWriter::new(file))
-                .with_context(|| path.display().to_string())?;
+            write_png(&dir.join(format!("incident-{}-{kind}.png", rank + 1)), &scene)?;
         }
     }
     Ok(())
+}
+
+fn write_png(path: &Path, scene: &render::Scene) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    render::write_png(scene, &render::PngOptions::default(), std::io::BufWriter::new(file))
+        .with_context(|| path.display().to_string())
 }

@@ -1,0 +1,79 @@
+//! The CPU-to-CPU migration matrix as a heat map: a row per source CPU, a column per
+//! destination, each cell shaded by its count on a logarithmic scale (white for none),
+//! so the few busy pairs and the socket structure stand out on hundreds of CPUs.
+
+use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL};
+use render::{Anchor, Point, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
+use std::collections::BTreeMap;
+
+/// Shades from few to many migrations.
+const SHADES: [Rgba; 6] = [
+    Rgba::rgb(255, 240, 200),
+    Rgba::rgb(254, 210, 130),
+    Rgba::rgb(250, 160, 70),
+    Rgba::rgb(235, 100, 40),
+    Rgba::rgb(200, 40, 30),
+    Rgba::rgb(120, 10, 20),
+];
+
+/// The heat map of `matrix[from][to]`, about `size` pixels square.
+pub fn migration_map(title: &str, matrix: &[Vec<u64>], size: f32) -> Scene {
+    let n = matrix.len().max(1);
+    let cell = (size / n as f32).max(1.0).floor();
+    let label_width = text_width(&n.to_string(), SMALL);
+    let left = MARGIN + LABEL + 8.0 + label_width + 6.0;
+    // Below the title: room for the column title and the column numbers.
+    let top = MARGIN + style::TITLE + 12.0 + LABEL + SMALL + 14.0;
+    let grid = Rect::new(left, top, cell * n as f32, cell * n as f32);
+    let mut scene = Scene::new(grid.right() + MARGIN, grid.bottom() + MARGIN + 3.0 * (SMALL + 6.0), Rgba::WHITE);
+    style::title(&mut scene, left, title);
+    let most = matrix.iter().flatten().copied().max().unwrap_or(0);
+    let mut shades: BTreeMap<usize, Vec<Rect>> = BTreeMap::new();
+    for (from, row) in matrix.iter().enumerate() {
+        for (to, &count) in row.iter().enumerate().filter(|&(_, &count)| count > 0) {
+            let rect = Rect::new(grid.x + to as f32 * cell, grid.y + from as f32 * cell, cell, cell);
+            shades.entry(shade(count, most)).or_default().push(rect);
+        }
+    }
+    for (level, rects) in shades {
+        scene.push(RectBatch { fill: SHADES[level], rects });
+    }
+    scene.push(style::outline(&grid, Stroke::solid(FAINT, 1.0)));
+    draw_labels(&mut scene, &grid, n, cell);
+    let key = format!("migrations from a CPU (row) to a CPU (column); darkest: {most}; log scale");
+    style::notes(&mut scene, grid.x, grid.bottom() + 4.0, &[key]);
+    scene
+}
+
+/// The shade of a count, on a log scale up to the largest.
+fn shade(count: u64, most: u64) -> usize {
+    let position = (count as f64).ln_1p() / (most as f64).ln_1p().max(f64::MIN_POSITIVE);
+    ((position * SHADES.len() as f64).ceil() as usize).clamp(1, SHADES.len()) - 1
+}
+
+/// CPU numbers along both sides (every CPU up to 32, else every 8th), and axis titles.
+fn draw_labels(scene: &mut Scene, grid: &Rect, n: usize, cell: f32) {
+    let every = if n <= 32 { 1 } else { 8 };
+    for cpu in (0..n).step_by(every) {
+        let middle = cpu as f32 * cell + cell / 2.0;
+        let row = Text::new(Point::new(grid.x - 4.0, grid.y + middle + SMALL * 0.35), cpu.to_string(), SMALL);
+        scene.push(row.anchor(Anchor::End).color(INK));
+        let column = Text::new(Point::new(grid.x + middle, grid.y - 4.0), cpu.to_string(), SMALL);
+        scene.push(column.anchor(Anchor::Middle).color(INK));
+    }
+    style::vertical_title(scene, MARGIN + LABEL, grid.y, grid.bottom(), "from CPU");
+    let to = Text::new(Point::new(grid.x + grid.w / 2.0, grid.y - SMALL - 10.0), "to CPU", LABEL);
+    scene.push(to.anchor(Anchor::Middle).color(INK));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shades_grow_with_counts_on_a_log_scale() {
+        assert_eq!(shade(1, 1000), 0);
+        assert_eq!(shade(1000, 1000), SHADES.len() - 1);
+        assert!(shade(30, 1000) < shade(300, 1000));
+    }
+}
