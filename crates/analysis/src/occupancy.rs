@@ -47,29 +47,58 @@ impl Delta {
     }
 }
 
+/// When one CPU's runqueue gains and loses accepted tasks: piece starts (in order) and
+/// piece ends (sorted), prepared once per sweep and shared by its parts.
+struct QueueTimes {
+    starts: Vec<Nanos>,
+    ends: Vec<Nanos>,
+}
+
+impl QueueTimes {
+    fn of(model: &Model, cpu: usize, accepted: &[bool]) -> QueueTimes {
+        let queue = &model.cpus[cpu].queue;
+        let counted = || (0..queue.len()).filter(|&i| accepted[model.waits.task[queue.wait[i] as usize].index()]);
+        let starts: Vec<Nanos> = counted().map(|i| queue.start[i]).collect();
+        let mut ends: Vec<Nanos> = counted().map(|i| queue.end[i]).collect();
+        ends.sort_unstable();
+        QueueTimes { starts, ends }
+    }
+
+    /// Every CPU's, prepared on the machine's cores.
+    fn all(model: &Model, accepted: &[bool]) -> Vec<QueueTimes> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(model.cpus.len()).max(1);
+        let chunk = model.cpus.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..model.cpus.len())
+                .step_by(chunk)
+                .map(|first| {
+                    let cpus = first..(first + chunk).min(model.cpus.len());
+                    scope.spawn(move || cpus.map(|cpu| QueueTimes::of(model, cpu, accepted)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        })
+    }
+}
+
 /// One CPU's changes in time order: its segments' starts and ends, and the starts and
-/// (separately sorted) ends of its accepted tasks' runqueue pieces.
+/// ends of its accepted tasks' runqueue pieces.
 struct CpuChanges<'m> {
     model: &'m Model,
     cpu: usize,
     accepted: &'m [bool],
     segment: usize,
     at_segment_end: bool,
-    piece_starts: Vec<Nanos>,
+    piece_starts: &'m [Nanos],
     piece_start: usize,
-    piece_ends: Vec<Nanos>,
+    piece_ends: &'m [Nanos],
     piece_end: usize,
 }
 
 impl<'m> CpuChanges<'m> {
     /// The CPU's changes from `from` on, and the contribution of everything before it.
-    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
-        let queue = &model.cpus[cpu].queue;
-        let counted: Vec<usize> =
-            (0..queue.len()).filter(|&i| accepted[model.waits.task[queue.wait[i] as usize].index()]).collect();
-        let piece_starts: Vec<Nanos> = counted.iter().map(|&i| queue.start[i]).collect();
-        let mut piece_ends: Vec<Nanos> = counted.iter().map(|&i| queue.end[i]).collect();
-        piece_ends.sort_unstable();
+    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], queue: &'m QueueTimes, from: Nanos) -> (Self, Delta) {
+        let (piece_starts, piece_ends) = (queue.starts.as_slice(), queue.ends.as_slice());
         let piece_start = piece_starts.partition_point(|&t| t < from);
         let piece_end = piece_ends.partition_point(|&t| t < from);
         let mut before = Delta { waiting: piece_start as i32 - piece_end as i32, ..Delta::default() };
@@ -149,7 +178,8 @@ impl<'m> CpuChanges<'m> {
 /// Calls `visit(start, end, occupancy)` for each stretch of `window` with constant
 /// counts, in time order, covering the window without gaps.
 pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, mut visit: impl FnMut(Nanos, Nanos, Occupancy)) {
-    sweep_accepted(model, window, &accepted_tasks(model, filter), &mut visit);
+    let accepted = accepted_tasks(model, filter);
+    sweep_accepted(model, window, &accepted, &QueueTimes::all(model, &accepted), &mut visit);
 }
 
 /// The sweep of `window` cut into `parts` consecutive stretches of time swept on their own
@@ -164,16 +194,17 @@ pub fn sweep_in_parts<A: Send>(
     visit: impl Fn(&mut A, Nanos, Nanos, Occupancy) + Sync,
 ) -> Vec<A> {
     let accepted = accepted_tasks(model, filter);
+    let queues = QueueTimes::all(model, &accepted);
     let parts = parts.clamp(1, window.len().0.max(1) as usize);
     let cut = |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..parts)
             .map(|i| {
-                let (accepted, start, visit) = (&accepted, &start, &visit);
+                let (accepted, queues, start, visit) = (&accepted, &queues, &start, &visit);
                 scope.spawn(move || {
                     let part = Window::new(cut(i), cut(i + 1));
                     let mut accumulator = start(part);
-                    sweep_accepted(model, part, accepted, &mut |s, e, o| visit(&mut accumulator, s, e, o));
+                    sweep_accepted(model, part, accepted, queues, &mut |s, e, o| visit(&mut accumulator, s, e, o));
                     accumulator
                 })
             })
@@ -186,11 +217,17 @@ fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
     (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect()
 }
 
-fn sweep_accepted(model: &Model, window: Window, accepted: &[bool], visit: &mut impl FnMut(Nanos, Nanos, Occupancy)) {
+fn sweep_accepted(
+    model: &Model,
+    window: Window,
+    accepted: &[bool],
+    queues: &[QueueTimes],
+    visit: &mut impl FnMut(Nanos, Nanos, Occupancy),
+) {
     let mut state = Occupancy::default();
     let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus.len());
     for cpu in 0..model.cpus.len() {
-        let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
+        let (changes, before) = CpuChanges::at(model, cpu, accepted, &queues[cpu], window.start);
         before.apply(&mut state);
         cpus.push(changes);
     }
@@ -336,7 +373,8 @@ pub fn cpu_queue_length(
 ) {
     let accepted = accepted_tasks(model, filter);
     let Some(_) = model.cpus.get(cpu.index()) else { return };
-    let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
+    let queue = QueueTimes::of(model, cpu.index(), &accepted);
+    let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, &queue, window.start);
     let mut state = Occupancy::default();
     before.apply(&mut state);
     let mut stretch = Stretch::starting(window, state.running + state.waiting);

@@ -11,7 +11,7 @@ use tracedat::{Cpu, EventStream, Item};
 
 /// Events per batch: large enough that channel traffic is negligible, small enough to
 /// stay in cache.
-const BATCH_EVENTS: usize = 32768;
+const BATCH_EVENTS: usize = 16384;
 
 /// Where a name lies in its batch's name bytes.
 #[derive(Copy, Clone, Debug)]
