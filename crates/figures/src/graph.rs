@@ -170,7 +170,7 @@ fn draw_rows_axis(rows: &[RowSpec], layout: &Layout, scene: &mut Scene) {
     style::vertical_title(scene, MARGIN + LABEL, layout.plot.y, layout.plot.bottom(), "core");
 }
 
-/// A line between sockets across the plot, and each socket's name at the right.
+/// A band between sockets across the plot, and each socket's name at the right.
 fn draw_sockets(rows: &[RowSpec], layout: &Layout, scene: &mut Scene) {
     let mut start = 0;
     for index in 1..=rows.len() {
@@ -183,9 +183,10 @@ fn draw_sockets(rows: &[RowSpec], layout: &Layout, scene: &mut Scene) {
                 Text::new(Point::new(layout.plot.right() + 6.0, middle + SMALL * 0.35), format!("S{socket}"), SMALL);
             scene.push(name.color(INK));
             if index < rows.len() {
+                // A 2-pixel band on whole pixels: crisp in PNG, visible over 2-pixel rows.
                 let y = layout.row_top(index - 1);
-                let (left, right) = (Point::new(layout.plot.x, y), Point::new(layout.plot.right(), y));
-                scene.push(style::line(left, right, Stroke::solid(INK, 1.0)));
+                let band = Rect::new(layout.plot.x, y - 1.0, layout.plot.w, 2.0);
+                scene.push(RectBatch { fill: INK, rects: vec![band] });
             }
         }
         start = index;
