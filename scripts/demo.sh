@@ -2,8 +2,8 @@
 # The main job on a bundled real trace: builds schedlens (installing Rust with rustup when
 # cargo is missing), then, for a two-thread barrier benchmark recorded with trace-cmd on a
 # 2-CPU machine (testdata/traces/barrier-v7zstd.dat), prints what the trace holds and its
-# per-command statistics, and draws the per-core timeline and the running/waiting plot
-# into out/.
+# per-command statistics, draws the per-core timeline and the running/waiting plot into
+# out/, and reports the scheduler incidents `check` finds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,5 +23,7 @@ echo
 "$schedlens" graph "$trace" --after-sleep -o out/barrier-graph.png
 "$schedlens" graph "$trace" --after-sleep --color-by-command -o out/barrier-graph-by-command.pdf
 "$schedlens" running-waiting "$trace" --after-sleep --per-cpu -o out/barrier-running-waiting.png
+echo
+"$schedlens" check "$trace" --after-sleep --min-duration 1
 echo
 echo "figures: out/barrier-graph.png, out/barrier-graph-by-command.pdf, out/barrier-running-waiting.png"
