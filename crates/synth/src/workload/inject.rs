@@ -232,13 +232,10 @@ impl Run<'_> {
             return Ok(());
         }
         let end = self.machine.exit(cpu)?;
-        if let Some((index, left, duration)) = self.overload.as_mut() {
+        if let Some((index, left, _)) = self.overload.as_mut() {
             *left -= 1;
             if *left == 0 {
-                let injection = &mut self.plan.done[*index];
-                injection.end_ns = end;
-                injection.lost_cpu_ns = 0;
-                let _ = duration;
+                self.plan.done[*index].end_ns = end;
                 self.overload = None;
             }
         }
