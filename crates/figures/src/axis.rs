@@ -6,6 +6,11 @@
 use crate::style;
 use render::{Anchor, Point, Rect, Scene, Stroke, Text};
 
+/// Seconds from `origin` to `time` (negative before it): what every time axis shows.
+pub fn seconds(time: model::Nanos, origin: model::Nanos) -> f64 {
+    (time.0 as f64 - origin.0 as f64) / 1e9
+}
+
 /// A tick: its value and its label.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tick {

@@ -4,7 +4,7 @@
 //! `--color-by-command` the paper's legend (Figure 9): per command its first and last
 //! run, run time, context switches and pids in the window.
 
-use crate::axis::TimeAxis;
+use crate::axis::{TimeAxis, seconds};
 use crate::palette::{Rgb, color_of_name};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use crate::timeline::{self, Coloring, TimelineRequest};
@@ -83,11 +83,6 @@ pub fn graph(model: &Model, request: &GraphRequest<'_>) -> Scene {
     scene.width = layout.plot.right() + layout.right_margin;
     scene.height = y + MARGIN;
     scene
-}
-
-/// Seconds from `origin` to `time` (negative before it).
-fn seconds(time: Nanos, origin: Nanos) -> f64 {
-    (time.0 as f64 - origin.0 as f64) / 1e9
 }
 
 struct Layout {

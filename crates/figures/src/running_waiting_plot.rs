@@ -5,7 +5,7 @@
 //! Where a pixel column covers many changes, each line spans the column's lowest to
 //! highest value, so a spike shorter than a pixel is never lost.
 
-use crate::axis::{TimeAxis, nice_step};
+use crate::axis::{TimeAxis, nice_step, seconds};
 use crate::graph::{PlotSize, RowSpec};
 use crate::running_waiting::{Column, Extent, RunningWaiting, columns, queue_length_rows};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
@@ -75,10 +75,6 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
     scene.width = layout.plot.right() + MARGIN;
     scene.height = y + MARGIN;
     (scene, idle_while_waiting)
-}
-
-fn seconds(time: Nanos, origin: Nanos) -> f64 {
-    (time.0 as f64 - origin.0 as f64) / 1e9
 }
 
 struct Layout {

@@ -17,6 +17,7 @@ use crate::common::{WindowArgs, load_model};
 use analysis::Window;
 use analysis::check::{CheckRequest, Findings, Incident, Kind, check};
 use anyhow::{Context, Result, bail};
+use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
@@ -144,10 +145,6 @@ fn crossings(topology: &model::Topology, matrix: &[Vec<u64>]) -> (u64, u64) {
 
 fn share(findings: &Findings) -> f64 {
     findings.idle_while_waiting.0 as f64 / findings.window.0.max(1) as f64
-}
-
-fn seconds(time: Nanos, origin: Nanos) -> f64 {
-    (time.0 as f64 - origin.0 as f64) / 1e9
 }
 
 fn write_text(

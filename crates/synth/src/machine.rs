@@ -313,19 +313,48 @@ impl<'f> Machine<'f> {
             .filter(|&c| c != cpu && self.cpus[c as usize].queue.iter().any(|&t| !self.tasks[t].held))
             .max_by_key(|&c| (self.cpus[c as usize].queue.len(), Reverse(c)));
         let Some(from) = busiest else { return Ok(None) };
-        let queue = &mut self.cpus[from as usize].queue;
-        let position = queue.iter().position(|&t| !self.tasks[t].held).expect("a movable task");
-        let task = queue.remove(position).expect("in the queue");
+        let queue = &self.cpus[from as usize].queue;
+        let task = *queue.iter().find(|&&t| !self.tasks[t].held).expect("a movable task");
+        self.take_from_queue(task)?;
+        self.arrive(cpu, task, from)?;
+        Ok(Some(task))
+    }
+
+    /// Takes a queued task out of its runqueue; returns the CPU it was queued on.
+    fn take_from_queue(&mut self, task: TaskIndex) -> Result<u32, SynthError> {
+        let TaskState::Queued(from) = self.tasks[task].state else {
+            return Err(SynthError::Options(format!("task {} is not queued", self.tasks[task].pid)));
+        };
+        self.cpus[from as usize].queue.retain(|&t| t != task);
         self.queued -= 1;
         self.refresh_free(from);
+        Ok(from)
+    }
+
+    /// A task taken from `from`'s queue migrates to `cpu` (the event is emitted there);
+    /// returns the migration's time. The caller queues or runs it.
+    fn arrive(&mut self, cpu: u32, task: TaskIndex, from: u32) -> Result<u64, SynthError> {
         let ts = self.tick();
         let running = self.running_pid(cpu);
         let (pid, comm, prio) = self.who(Some(task), cpu);
         self.out.migrate(cpu, ts, running, Who { pid, comm: &comm, prio }, from, cpu)?;
-        let t = &mut self.tasks[task];
-        t.state = TaskState::Queued(cpu);
-        t.last_cpu = cpu;
-        Ok(Some(task))
+        self.tasks[task].state = TaskState::Queued(cpu);
+        self.tasks[task].last_cpu = cpu;
+        Ok(ts)
+    }
+
+    /// `task` (out of every queue) runs on `cpu` at once; the task it displaces waits at
+    /// the head of the queue, held there. Returns the switch's time.
+    fn run_now(&mut self, cpu: u32, task: TaskIndex) -> Result<u64, SynthError> {
+        let displaced = self.cpus[cpu as usize].current;
+        let ts = self.switch(cpu, Some(task), RUNNABLE)?;
+        if let Some(displaced) = displaced {
+            self.cpus[cpu as usize].queue.push_front(displaced);
+            self.queued += 1;
+            self.tasks[displaced].held = true;
+        }
+        self.refresh_free(cpu);
+        Ok(ts)
     }
 
     /// The task running on `cpu` stops (`prev_state` SLEEPING or DEAD); the CPU takes the
@@ -348,61 +377,25 @@ impl<'f> Machine<'f> {
     /// head of the queue. Returns the preemption's time.
     pub fn preempt(&mut self, cpu: u32, task: TaskIndex) -> Result<u64, SynthError> {
         self.wake(cpu, task, cpu, false)?;
-        let queue = &mut self.cpus[cpu as usize].queue;
-        queue.retain(|&t| t != task);
-        self.queued -= 1;
-        let displaced = self.cpus[cpu as usize].current;
-        let ts = self.switch(cpu, Some(task), RUNNABLE)?;
-        if let Some(displaced) = displaced {
-            self.cpus[cpu as usize].queue.push_front(displaced);
-            self.queued += 1;
-            self.tasks[displaced].held = true;
-        }
-        self.refresh_free(cpu);
-        Ok(ts)
+        self.take_from_queue(task)?;
+        self.run_now(cpu, task)
     }
 
     /// A load balancer on `cpu` pulls the queued `task` over and runs it at once; the
     /// task it displaces waits at the head of `cpu`'s queue. Returns the migration's time.
     pub fn pull_and_preempt(&mut self, cpu: u32, task: TaskIndex) -> Result<u64, SynthError> {
-        let TaskState::Queued(from) = self.tasks[task].state else {
-            return Err(SynthError::Options(format!("task {} is not queued", self.tasks[task].pid)));
-        };
-        let queue = &mut self.cpus[from as usize].queue;
-        queue.retain(|&t| t != task);
-        self.queued -= 1;
-        self.refresh_free(from);
-        let ts = self.tick();
-        let running = self.running_pid(cpu);
-        let (pid, comm, prio) = self.who(Some(task), cpu);
-        self.out.migrate(cpu, ts, running, Who { pid, comm: &comm, prio }, from, cpu)?;
-        self.tasks[task].state = TaskState::Queued(cpu);
-        self.tasks[task].last_cpu = cpu;
-        let displaced = self.cpus[cpu as usize].current;
-        self.switch(cpu, Some(task), RUNNABLE)?;
-        if let Some(displaced) = displaced {
-            self.cpus[cpu as usize].queue.push_front(displaced);
-            self.queued += 1;
-            self.tasks[displaced].held = true;
-        }
-        self.refresh_free(cpu);
+        let from = self.take_from_queue(task)?;
+        let ts = self.arrive(cpu, task, from)?;
+        self.run_now(cpu, task)?;
         Ok(ts)
     }
 
     /// A load balancer on `cpu` pulls the queued `task` to the back of `cpu`'s queue.
     pub fn pull(&mut self, cpu: u32, task: TaskIndex) -> Result<u64, SynthError> {
-        let TaskState::Queued(from) = self.tasks[task].state else {
-            return Err(SynthError::Options(format!("task {} is not queued", self.tasks[task].pid)));
-        };
-        self.cpus[from as usize].queue.retain(|&t| t != task);
-        self.refresh_free(from);
-        let ts = self.tick();
-        let running = self.running_pid(cpu);
-        let (pid, comm, prio) = self.who(Some(task), cpu);
-        self.out.migrate(cpu, ts, running, Who { pid, comm: &comm, prio }, from, cpu)?;
-        self.tasks[task].state = TaskState::Queued(cpu);
-        self.tasks[task].last_cpu = cpu;
+        let from = self.take_from_queue(task)?;
+        let ts = self.arrive(cpu, task, from)?;
         self.cpus[cpu as usize].queue.push_back(task);
+        self.queued += 1;
         self.kick(cpu);
         Ok(ts)
     }
