@@ -226,8 +226,8 @@ fn sweep_accepted(
 ) {
     let mut state = Occupancy::default();
     let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus.len());
-    for cpu in 0..model.cpus.len() {
-        let (changes, before) = CpuChanges::at(model, cpu, accepted, &queues[cpu], window.start);
+    for (cpu, queue) in queues.iter().enumerate() {
+        let (changes, before) = CpuChanges::at(model, cpu, accepted, queue, window.start);
         before.apply(&mut state);
         cpus.push(changes);
     }
