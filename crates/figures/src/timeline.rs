@@ -7,6 +7,8 @@
 use crate::palette::{Rgb, color_of, color_of_name};
 use analysis::{TaskFilter, Window};
 use model::{Cpu, Model, Segment, TaskId};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// How running tasks are colored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,7 +141,10 @@ struct Columns {
     chosen: Vec<Option<Rgb>>,
     /// The column being accumulated and its colored coverage (fractions of a column).
     current: usize,
+    /// How much of the current column each color covers, and where each color is in it
+    /// (a column can hold hundreds of tasks' runs).
     parts: Vec<(Rgb, f64)>,
+    part_of: HashMap<Rgb, usize, BuildHasherDefault<ColorHasher>>,
 }
 
 impl Columns {
@@ -152,6 +157,7 @@ impl Columns {
             chosen: vec![None; count],
             current: 0,
             parts: Vec::new(),
+            part_of: HashMap::default(),
         }
     }
 
@@ -179,10 +185,12 @@ impl Columns {
     }
 
     fn cover(&mut self, color: Rgb, amount: f64) {
-        match self.parts.iter_mut().find(|(c, _)| *c == color) {
-            Some(part) => part.1 += amount,
-            None => self.parts.push((color, amount)),
-        }
+        let parts = &mut self.parts;
+        let index = *self.part_of.entry(color).or_insert_with(|| {
+            parts.push((color, 0.0));
+            parts.len() - 1
+        });
+        parts[index].1 += amount;
     }
 
     /// Finishes the current column when `column` is a later one.
@@ -204,6 +212,7 @@ impl Columns {
             }
         }
         self.parts.clear();
+        self.part_of.clear();
     }
 
     fn finish(mut self) -> Vec<Span> {
@@ -217,6 +226,23 @@ impl Columns {
             }
         }
         spans
+    }
+}
+
+/// A quick hash for colors (three bytes): a multiply, instead of the default SipHash
+/// that would dominate a column's bookkeeping.
+#[derive(Default)]
+struct ColorHasher(u64);
+
+impl Hasher for ColorHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 << 8 | u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
     }
 }
 
