@@ -88,10 +88,13 @@ struct TaskRuntime {
     /// The CPU the task is on (last ran, or was placed on).
     cpu: Option<Cpu>,
     exiting: bool,
+    /// Where the task is in its CPU's `queued` list while it waits there (checked before
+    /// use: a hint that makes leaving a long runqueue O(1)).
+    queue_slot: u32,
 }
 
 impl TaskRuntime {
-    const NEW: TaskRuntime = TaskRuntime { state: State::Unknown, cpu: None, exiting: false };
+    const NEW: TaskRuntime = TaskRuntime { state: State::Unknown, cpu: None, exiting: false, queue_slot: 0 };
 }
 
 /// Options for building.
@@ -494,7 +497,9 @@ impl Tracker {
 
     /// Pieces are recorded when they start, so each CPU's pieces are in start order.
     fn start_queue_piece(&mut self, cpu: Cpu, task: TaskId, wait: u32, time: Nanos) -> u32 {
-        self.cpu_state[cpu.index()].queued.push(task);
+        let queued = &mut self.cpu_state[cpu.index()].queued;
+        self.runtime[task.index()].queue_slot = queued.len() as u32;
+        queued.push(task);
         let queue = &mut self.timelines[cpu.index()].queue;
         queue.push(QueuePiece { start: time, end: time, wait });
         (queue.len() - 1) as u32
@@ -513,8 +518,16 @@ impl Tracker {
 
     fn end_queue_piece(&mut self, queue: Cpu, task: TaskId, piece: u32, end: Nanos) {
         let queued = &mut self.cpu_state[queue.index()].queued;
-        if let Some(position) = queued.iter().position(|&t| t == task) {
+        let hint = self.runtime[task.index()].queue_slot as usize;
+        let position = match queued.get(hint) {
+            Some(&t) if t == task => Some(hint),
+            _ => queued.iter().position(|&t| t == task),
+        };
+        if let Some(position) = position {
             queued.swap_remove(position);
+            if let Some(&moved) = queued.get(position) {
+                self.runtime[moved.index()].queue_slot = position as u32;
+            }
         }
         let pieces = &mut self.timelines[queue.index()].queue;
         let start = pieces.start[piece as usize];
@@ -623,7 +636,7 @@ impl Tracker {
         }
         let comm = self.comms.intern(child_comm);
         let child = self.tasks.create(child_pid, comm, ctx.ts);
-        self.runtime.push(TaskRuntime { state: State::New, cpu: Some(ctx.cpu), exiting: false });
+        self.runtime.push(TaskRuntime { state: State::New, cpu: Some(ctx.cpu), ..TaskRuntime::NEW });
         let task = self.tasks.get_mut(child);
         task.parent = (parent != TaskId::IDLE).then_some(parent);
         task.forked = true;
