@@ -47,87 +47,70 @@ impl Delta {
     }
 }
 
-/// When one CPU's runqueue gains and loses accepted tasks: piece starts (in order) and
-/// piece ends (sorted), prepared once per sweep and shared by its parts.
-struct QueueTimes {
-    starts: Vec<Nanos>,
-    ends: Vec<Nanos>,
-}
-
-impl QueueTimes {
-    fn of(model: &Model, cpu: usize, accepted: &[bool]) -> QueueTimes {
-        let queue = &model.cpus[cpu].queue;
-        let counted = || (0..queue.len()).filter(|&i| accepted[model.waits.task[queue.wait[i] as usize].index()]);
-        let starts: Vec<Nanos> = counted().map(|i| queue.start[i]).collect();
-        let mut ends: Vec<Nanos> = counted().map(|i| queue.end[i]).collect();
-        ends.sort_unstable();
-        QueueTimes { starts, ends }
-    }
-
-    /// Every CPU's, prepared on the machine's cores.
-    fn all(model: &Model, accepted: &[bool]) -> Vec<QueueTimes> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(model.cpus.len()).max(1);
-        let chunk = model.cpus.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..model.cpus.len())
-                .step_by(chunk)
-                .map(|first| {
-                    let cpus = first..(first + chunk).min(model.cpus.len());
-                    scope.spawn(move || cpus.map(|cpu| QueueTimes::of(model, cpu, accepted)).collect::<Vec<_>>())
-                })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-        })
-    }
-}
-
 /// One CPU's changes in time order: its segments' starts and ends, and the starts and
-/// ends of its accepted tasks' runqueue pieces.
+/// ends of its accepted tasks' runqueue pieces. Pieces are in start order; the ends of
+/// those under way wait in a small heap (as many as the queue is long), so no list of
+/// ends is built or sorted.
 struct CpuChanges<'m> {
     model: &'m Model,
     cpu: usize,
     accepted: &'m [bool],
     segment: usize,
     at_segment_end: bool,
-    piece_starts: &'m [Nanos],
-    piece_start: usize,
-    piece_ends: &'m [Nanos],
-    piece_end: usize,
+    /// The next piece to start.
+    piece: usize,
+    /// Every task is accepted.
+    every_task: bool,
+    ends: BinaryHeap<Reverse<Nanos>>,
 }
 
 impl<'m> CpuChanges<'m> {
     /// The CPU's changes from `from` on, and the contribution of everything before it.
-    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], queue: &'m QueueTimes, from: Nanos) -> (Self, Delta) {
-        let (piece_starts, piece_ends) = (queue.starts.as_slice(), queue.ends.as_slice());
-        let piece_start = piece_starts.partition_point(|&t| t < from);
-        let piece_end = piece_ends.partition_point(|&t| t < from);
-        let mut before = Delta { waiting: piece_start as i32 - piece_end as i32, ..Delta::default() };
+    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
+        let queue = &model.cpus[cpu].queue;
+        let piece = queue.start.partition_point(|&t| t < from);
+        let every_task = accepted.iter().skip(1).all(|&a| a);
+        let mut changes = CpuChanges {
+            model,
+            cpu,
+            accepted,
+            segment: 0,
+            at_segment_end: false,
+            piece,
+            every_task,
+            ends: BinaryHeap::new(),
+        };
+        // Pieces begun before `from` and not over by then are waiting at `from`.
+        let open: Vec<Reverse<Nanos>> =
+            (0..piece).filter(|&i| queue.end[i] >= from && changes.counts(i)).map(|i| Reverse(queue.end[i])).collect();
+        changes.ends = BinaryHeap::from(open);
+        let mut before = Delta { waiting: changes.ends.len() as i32, ..Delta::default() };
         // Segments are in time order and do not overlap: the first one not over before
         // `from` is either under way then or still to come.
         let segments = &model.cpus[cpu].segments;
-        let segment = segments.end.partition_point(|&e| e < from);
-        let under_way = segment < segments.len() && segments.start[segment] < from;
-        if under_way {
+        changes.segment = segments.end.partition_point(|&e| e < from);
+        changes.at_segment_end = changes.segment < segments.len() && segments.start[changes.segment] < from;
+        if changes.at_segment_end {
             before.known += 1;
-            let task = segments.task[segment];
+            let task = segments.task[changes.segment];
             if task == TaskId::IDLE {
                 before.idle += 1;
             } else if accepted[task.index()] {
                 before.running += 1;
             }
         }
-        let changes = CpuChanges {
-            model,
-            cpu,
-            accepted,
-            segment,
-            at_segment_end: under_way,
-            piece_starts,
-            piece_start,
-            piece_ends,
-            piece_end,
-        };
         (changes, before)
+    }
+
+    /// Whether queue piece `index` is an accepted task's (always, without a filter: the
+    /// lookup through the wait is a cache miss per piece).
+    #[inline]
+    fn counts(&self, index: usize) -> bool {
+        if self.every_task {
+            return true;
+        }
+        let wait = self.model.cpus[self.cpu].queue.wait[index] as usize;
+        self.accepted[self.model.waits.task[wait].index()]
     }
 
     #[inline]
@@ -137,12 +120,21 @@ impl<'m> CpuChanges<'m> {
             .then(|| if self.at_segment_end { segments.end[self.segment] } else { segments.start[self.segment] })
     }
 
+    /// The start of the next accepted piece, skipping the others.
+    #[inline]
+    fn next_piece_start(&mut self) -> Option<Nanos> {
+        let queue = &self.model.cpus[self.cpu].queue;
+        while self.piece < queue.len() && !self.counts(self.piece) {
+            self.piece += 1;
+        }
+        queue.start.get(self.piece).copied()
+    }
+
     /// The time of the next change, if any.
     #[inline]
-    fn peek(&self) -> Option<Nanos> {
-        let starts = self.piece_starts.get(self.piece_start).copied();
-        let ends = self.piece_ends.get(self.piece_end).copied();
-        [self.next_segment_time(), starts, ends].into_iter().flatten().min()
+    fn peek(&mut self) -> Option<Nanos> {
+        let ends = self.ends.peek().map(|end| end.0);
+        [self.next_segment_time(), self.next_piece_start(), ends].into_iter().flatten().min()
     }
 
     /// Takes every change at exactly `time`.
@@ -163,13 +155,14 @@ impl<'m> CpuChanges<'m> {
             }
             self.at_segment_end = !self.at_segment_end;
         }
-        while self.piece_starts.get(self.piece_start) == Some(&time) {
+        while self.next_piece_start() == Some(time) {
             delta.waiting += 1;
-            self.piece_start += 1;
+            self.ends.push(Reverse(self.model.cpus[self.cpu].queue.end[self.piece]));
+            self.piece += 1;
         }
-        while self.piece_ends.get(self.piece_end) == Some(&time) {
+        while self.ends.peek() == Some(&Reverse(time)) {
             delta.waiting -= 1;
-            self.piece_end += 1;
+            self.ends.pop();
         }
         delta
     }
@@ -178,8 +171,7 @@ impl<'m> CpuChanges<'m> {
 /// Calls `visit(start, end, occupancy)` for each stretch of `window` with constant
 /// counts, in time order, covering the window without gaps.
 pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, mut visit: impl FnMut(Nanos, Nanos, Occupancy)) {
-    let accepted = accepted_tasks(model, filter);
-    sweep_accepted(model, window, &accepted, &QueueTimes::all(model, &accepted), &mut visit);
+    sweep_accepted(model, window, &accepted_tasks(model, filter), &mut visit);
 }
 
 /// The sweep of `window` cut into `parts` consecutive stretches of time swept on their own
@@ -194,17 +186,16 @@ pub fn sweep_in_parts<A: Send>(
     visit: impl Fn(&mut A, Nanos, Nanos, Occupancy) + Sync,
 ) -> Vec<A> {
     let accepted = accepted_tasks(model, filter);
-    let queues = QueueTimes::all(model, &accepted);
     let parts = parts.clamp(1, window.len().0.max(1) as usize);
     let cut = |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..parts)
             .map(|i| {
-                let (accepted, queues, start, visit) = (&accepted, &queues, &start, &visit);
+                let (accepted, start, visit) = (&accepted, &start, &visit);
                 scope.spawn(move || {
                     let part = Window::new(cut(i), cut(i + 1));
                     let mut accumulator = start(part);
-                    sweep_accepted(model, part, accepted, queues, &mut |s, e, o| visit(&mut accumulator, s, e, o));
+                    sweep_accepted(model, part, accepted, &mut |s, e, o| visit(&mut accumulator, s, e, o));
                     accumulator
                 })
             })
@@ -217,22 +208,16 @@ fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
     (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect()
 }
 
-fn sweep_accepted(
-    model: &Model,
-    window: Window,
-    accepted: &[bool],
-    queues: &[QueueTimes],
-    visit: &mut impl FnMut(Nanos, Nanos, Occupancy),
-) {
+fn sweep_accepted(model: &Model, window: Window, accepted: &[bool], visit: &mut impl FnMut(Nanos, Nanos, Occupancy)) {
     let mut state = Occupancy::default();
     let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus.len());
-    for (cpu, queue) in queues.iter().enumerate() {
-        let (changes, before) = CpuChanges::at(model, cpu, accepted, queue, window.start);
+    for cpu in 0..model.cpus.len() {
+        let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
         before.apply(&mut state);
         cpus.push(changes);
     }
     let mut heap: BinaryHeap<Reverse<(Nanos, usize)>> =
-        cpus.iter().enumerate().filter_map(|(i, c)| Some(Reverse((c.peek()?, i)))).collect();
+        cpus.iter_mut().enumerate().filter_map(|(i, c)| Some(Reverse((c.peek()?, i)))).collect();
     let mut stretch = Stretch::starting(window, state);
     while let Some(&Reverse((time, _))) = heap.peek() {
         if time >= window.end {
@@ -373,8 +358,7 @@ pub fn cpu_queue_length(
 ) {
     let accepted = accepted_tasks(model, filter);
     let Some(_) = model.cpus.get(cpu.index()) else { return };
-    let queue = QueueTimes::of(model, cpu.index(), &accepted);
-    let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, &queue, window.start);
+    let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
     let mut state = Occupancy::default();
     before.apply(&mut state);
     let mut stretch = Stretch::starting(window, state.running + state.waiting);
