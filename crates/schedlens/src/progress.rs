@@ -12,13 +12,20 @@ pub struct Progress {
 
 impl Progress {
     pub fn bytes(total: u64, label: &str) -> Progress {
+        Progress::new(total, label, "{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
+    }
+
+    /// Progress as a percentage of `total` steps (of any unit).
+    pub fn percent(total: u64, label: &str) -> Progress {
+        Progress::new(total, label, "{msg} [{bar:40}] {percent}% ({eta})")
+    }
+
+    fn new(total: u64, label: &str, template: &str) -> Progress {
         if !std::io::stderr().is_terminal() || total == 0 {
             return Progress { bar: None };
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
-        let style = ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
-            .expect("valid template")
-            .progress_chars("=> ");
+        let style = ProgressStyle::with_template(template).expect("valid template").progress_chars("=> ");
         bar.set_style(style);
         bar.set_message(label.to_string());
         // Short work finishes before the bar would be worth drawing.

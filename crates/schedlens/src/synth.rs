@@ -79,7 +79,10 @@ pub fn run(args: Args) -> Result<Outcome> {
         injections,
         format,
     };
-    let truth = synth::generate(&options, &args.output).with_context(|| args.output.display().to_string())?;
+    let progress = crate::progress::Progress::percent((args.seconds * 1e9) as u64, "simulating");
+    let truth = synth::generate(&options, &args.output, &mut |done| progress.set(done))
+        .with_context(|| args.output.display().to_string())?;
+    drop(progress);
     eprintln!(
         "schedlens: wrote {} ({} events, {} bytes, {} injected incidents)",
         args.output.display(),

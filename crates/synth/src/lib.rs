@@ -100,8 +100,9 @@ pub struct SynthOptions {
 /// The trace's first timestamp (1000 s of uptime).
 const START_NS: u64 = 1_000_000_000_000;
 
-/// Simulates and writes the trace to `path`; returns its ground truth.
-pub fn generate(options: &SynthOptions, path: &Path) -> Result<Truth, SynthError> {
+/// Simulates and writes the trace to `path`; returns its ground truth. `progress` is
+/// called now and then with the nanoseconds of the workload simulated so far.
+pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u64)) -> Result<Truth, SynthError> {
     check(options)?;
     let sockets: Vec<u32> =
         (0..options.cpus).map(|cpu| options.topology.place(model::Cpu(cpu)).map_or(0, |place| place.socket)).collect();
@@ -112,7 +113,7 @@ pub fn generate(options: &SynthOptions, path: &Path) -> Result<Truth, SynthError
     let tasks = options.tasks.unwrap_or(options.cpus);
     let duration_ns = (options.seconds * 1e9) as u64;
     let run = workload::Run::new(machine, options.seed, options.workload, tasks, duration_ns, &options.injections);
-    let (machine, injections) = run.run()?;
+    let (machine, injections) = run.run(progress)?;
     let (tasks, events, file_bytes) = machine.finish(path)?;
     Ok(Truth {
         seed: options.seed,

@@ -138,7 +138,9 @@ impl<'f> Run<'f> {
     }
 
     /// Simulates to the end; returns the machine and the injections' truth.
-    pub fn run(mut self) -> Result<(Machine<'f>, Vec<Injection>), SynthError> {
+    pub fn run(mut self, progress: &mut dyn FnMut(u64)) -> Result<(Machine<'f>, Vec<Injection>), SynthError> {
+        let start = self.machine.now;
+        let mut actions = 0u64;
         self.machine.start_running(0, self.shell)?;
         for index in 0..self.tasks.len() {
             let task = self.tasks[index];
@@ -155,6 +157,10 @@ impl<'f> Run<'f> {
             }
         }
         while let Some(action) = self.machine.next_action() {
+            actions += 1;
+            if actions % (1 << 16) == 0 {
+                progress(self.machine.now - start);
+            }
             match action {
                 Action::WorkDone { task, epoch } if self.machine.is_current(task, epoch) => self.work_done(task)?,
                 Action::WorkDone { .. } => {}

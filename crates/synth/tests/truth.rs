@@ -31,7 +31,7 @@ fn temp(name: &str) -> PathBuf {
 /// Generates the trace, builds its model, and compares every task with the truth.
 fn check(name: &str, options: &SynthOptions) -> (Truth, Model) {
     let path = temp(name);
-    let truth = synth::generate(options, &path).unwrap();
+    let truth = synth::generate(options, &path, &mut |_| {}).unwrap();
     let trace = Trace::open(&path).unwrap();
     let (model, report) = Model::build(&trace, &mut |_| {}).unwrap();
     assert!(report.damage.is_empty() && report.unknown_events == 0, "{name}: {report:?}");
@@ -73,7 +73,7 @@ fn every_injected_kind_reproduces_its_truth_and_is_recorded() {
 #[test]
 fn the_same_seed_gives_the_same_bytes() {
     let options = options(Workload::Mixed, 6, vec![(InjectionKind::Overload, 1), (InjectionKind::WakeupPlacement, 2)]);
-    synth::generate(&options, &temp("same-1.dat")).unwrap();
-    synth::generate(&options, &temp("same-2.dat")).unwrap();
+    synth::generate(&options, &temp("same-1.dat"), &mut |_| {}).unwrap();
+    synth::generate(&options, &temp("same-2.dat"), &mut |_| {}).unwrap();
     assert_eq!(std::fs::read(temp("same-1.dat")).unwrap(), std::fs::read(temp("same-2.dat")).unwrap());
 }
