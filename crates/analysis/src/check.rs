@@ -19,7 +19,7 @@
 //! by lost CPU time; the summary gives the time a task waited while a core idled, over
 //! all waits however short, and the CPU-to-CPU migration counts.
 
-use crate::occupancy::{idle_while_waiting, sweep};
+use crate::occupancy::{IdleWhileWaitingSum, sweep_in_parts};
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
 use std::collections::HashMap;
@@ -131,10 +131,11 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
     let mut incidents = merge_neighbours(waits.collect());
     incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
     incidents.extend(cascades(model, request));
-    incidents.extend(overloads(model, request));
+    let (overloaded, idle_while_waiting) = sweep_for_overload(model, request);
+    incidents.extend(overloads(model, request, overloaded));
     Findings {
         incidents,
-        idle_while_waiting: idle_while_waiting(model, request.window, request.filter).total,
+        idle_while_waiting,
         window: request.window.len(),
         migrations: migration_matrix(model, request.window),
         wakeups: wakeup_placements(model, request),
@@ -445,27 +446,48 @@ fn cascade_incident(model: &Model, chain: &[usize]) -> Incident {
 /// of the CPUs if more — joined across dips under a millisecond (a barrier's tasks come
 /// and go), kept when it lasts the threshold and at least a quarter of it is overloaded: brief
 /// kernel-thread preemptions alone do not make an overload.
-fn overloads(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
-    const DIP: Nanos = Nanos(1_000_000);
-    let cpus = model.cpu_count;
-    let threshold = cpus + (cpus / 8).max(2);
-    // (start, end, most runnable, overloaded time)
-    let mut stretches: Vec<(Nanos, Nanos, u32, Nanos)> = Vec::new();
-    sweep(model, request.window, request.filter, |start, end, occupancy| {
-        let runnable = occupancy.running + occupancy.waiting;
-        if runnable < threshold {
-            return;
-        }
-        let length = end.saturating_sub(start);
-        match stretches.last_mut() {
-            Some(last) if start.saturating_sub(last.1) < DIP => {
-                last.1 = end;
-                last.2 = last.2.max(runnable);
-                last.3 += length;
-            }
-            _ => stretches.push((start, end, runnable, length)),
+/// A stretch of overload: start, end, most runnable tasks, time actually overloaded.
+type Overloaded = (Nanos, Nanos, u32, Nanos);
+
+/// Dips shorter than this do not end an overload.
+const DIP: Nanos = Nanos(1_000_000);
+
+/// One sweep, cut into parts on the machine's cores, for the overloaded stretches and the
+/// time a task waited while a CPU idled.
+fn sweep_for_overload(model: &Model, request: &CheckRequest<'_>) -> (Vec<Overloaded>, Nanos) {
+    let threshold = model.cpu_count + (model.cpu_count / 8).max(2);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let start = |_| (Vec::<Overloaded>::new(), IdleWhileWaitingSum::default());
+    let parts = sweep_in_parts(model, request.window, request.filter, threads, start, |(stretches, sum), s, e, o| {
+        sum.add(s, e, o);
+        let runnable = o.running + o.waiting;
+        if runnable >= threshold {
+            extend_overload(stretches, (s, e, runnable, e.saturating_sub(s)));
         }
     });
+    let mut stretches = Vec::new();
+    let mut sum = IdleWhileWaitingSum::default();
+    for (part, part_sum) in parts {
+        part.into_iter().for_each(|stretch| extend_overload(&mut stretches, stretch));
+        sum = sum.then(part_sum);
+    }
+    (stretches, sum.finish().total)
+}
+
+/// Adds a stretch, joining it to the last one across a short dip.
+fn extend_overload(stretches: &mut Vec<Overloaded>, (start, end, most, overloaded): Overloaded) {
+    match stretches.last_mut() {
+        Some(last) if start.saturating_sub(last.1) < DIP => {
+            last.1 = end;
+            last.2 = last.2.max(most);
+            last.3 += overloaded;
+        }
+        _ => stretches.push((start, end, most, overloaded)),
+    }
+}
+
+fn overloads(model: &Model, request: &CheckRequest<'_>, stretches: Vec<Overloaded>) -> Vec<Incident> {
+    let cpus = model.cpu_count;
     let kept = |&(start, end, _, overloaded): &(Nanos, Nanos, u32, Nanos)| {
         end.saturating_sub(start) >= request.min_duration && overloaded.0 * 4 >= end.saturating_sub(start).0
     };
