@@ -55,6 +55,7 @@ fn score(cpus: u32, seconds: &str, each: u32) -> Vec<(&'static str, f64, f64)> {
         .map(|&kind| {
             let ours: Vec<&Value> = found.iter().filter(|i| i["kind"] == kind).collect();
             let theirs: Vec<&Value> = injected.iter().filter(|i| i["kind"] == kind).collect();
+            assert_eq!(theirs.len(), each as usize, "{cpus} CPUs: every {kind} asked for was injected");
             let precision =
                 ours.iter().filter(|i| theirs.iter().any(|t| matches(i, t))).count() as f64 / ours.len().max(1) as f64;
             let recall = theirs.iter().filter(|t| ours.iter().any(|i| matches(i, t))).count() as f64

@@ -56,8 +56,9 @@ pub struct Run<'f> {
     injector: TaskIndex,
     /// Hogs of an injected overload: (task, has it started).
     hogs: Vec<(TaskIndex, bool)>,
-    /// Injected preemptions waiting for their timer: (victim, kernel thread, duration).
-    preemptions: Vec<(TaskIndex, usize, u64)>,
+    /// Injected preemptions waiting for their timer: (victim, kernel thread, duration,
+    /// give up after).
+    preemptions: Vec<(TaskIndex, usize, u64, u64)>,
     next_pid: i32,
     /// The task releasing the barrier right now.
     arrived_last: Option<TaskIndex>,

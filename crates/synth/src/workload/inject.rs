@@ -77,7 +77,7 @@ impl Run<'_> {
                 self.machine.wake(cpu, first, target, false)?;
                 let work = self.phase_work();
                 self.machine.give_work(first, work);
-                self.preemptions.push((first, self.injector, duration));
+                self.preemptions.push((first, self.injector, duration, self.machine.now + 20_000_000));
                 let id = TIMER_INJECT + (self.preemptions.len() - 1) as u64;
                 self.machine.at(self.machine.now + 50_000, Action::Timer { id });
                 Ok(own_work)
@@ -186,19 +186,30 @@ impl Run<'_> {
     }
 
     pub(super) fn injected_preemption(&mut self, index: usize) -> Result<(), SynthError> {
-        let (victim, kthread, duration) = self.preemptions[index];
-        let TaskState::Running(cpu) = self.machine.tasks[victim].state else {
-            return Ok(()); // The victim finished its phase already: nothing to preempt.
+        let (victim, kthread, duration, _) = self.preemptions[index];
+        let running = match self.machine.tasks[victim].state {
+            TaskState::Running(cpu) if self.machine.tasks[kthread].state == TaskState::Sleeping => Some(cpu),
+            _ => None,
         };
-        if self.machine.tasks[kthread].state != TaskState::Sleeping {
+        let Some(cpu) = running else {
+            // The victim is not running (still queued, or at the barrier) or the kernel
+            // thread is busy: try again a little later, for up to 20 ms.
+            if self.machine.now < self.preemption_deadline(index) {
+                let id = TIMER_INJECT + index as u64;
+                self.machine.at(self.machine.now + 50_000, Action::Timer { id });
+            }
             return Ok(());
-        }
+        };
         let start = self.machine.preempt(cpu, kthread)?;
         self.machine.give_work(kthread, duration);
         let pids = vec![self.machine.tasks[kthread].pid, self.machine.tasks[victim].pid];
         let incident = self.record(InjectionKind::KthreadPreemption, start, vec![cpu], pids);
         self.plan.open.push((victim, incident));
         Ok(())
+    }
+
+    fn preemption_deadline(&self, index: usize) -> u64 {
+        self.preemptions[index].3
     }
 
     fn fork_hogs(&mut self, cpu: u32, duration: u64) -> Result<(), SynthError> {
