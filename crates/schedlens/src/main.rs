@@ -22,7 +22,13 @@ use std::process::ExitCode;
 
 /// See what the Linux scheduler did to a program.
 #[derive(Parser)]
-#[command(name = "schedlens", version, about, max_term_width = 100)]
+#[command(
+    name = "schedlens",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Exit codes: 0 success; 1 failure (unreadable input, I/O error); 2 bad usage; 3 finished, but the input was damaged and the result is partial."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
