@@ -16,6 +16,7 @@ mod running_waiting;
 mod stats;
 mod synth;
 mod topology;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -53,6 +54,9 @@ enum Command {
     /// Find scheduler pathologies: waits while cores idle, misplaced wakeups, kernel-thread
     /// stragglers, overload; ranked, explained, with figures on request.
     Check(check::Args),
+    /// The interactive viewer: serves the timeline, running/waiting plot, runqueues,
+    /// incidents and markers of one or several traces on 127.0.0.1, zoomable to any event.
+    View(view::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
+        Command::View(args) => view::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
