@@ -1,12 +1,14 @@
-//! `schedlens dump`: every event of a trace, as text in the style of `trace-cmd report -R`
-//! or as one JSON object per line with every field's raw value.
+//! `schedlens dump`: every event of a trace, as text exactly as `trace-cmd report -R -t`
+//! prints it, or as one JSON object per line with every field's raw value (and the
+//! symbol names and bprint messages trace-cmd shows).
 
 use crate::progress::Progress;
 use crate::{Outcome, report_damage};
 use anyhow::{Context, Result, bail};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::io::Write;
 use std::path::PathBuf;
-use tracedat::{Event, Item, Lost, Nanos, Selection, Trace, Value};
+use tracedat::{Event, Item, Lost, Nanos, ReportPrinter, Selection, Trace, Value, bprint_message};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -115,209 +117,153 @@ fn event_ids(trace: &Trace, names: &[String]) -> Result<Vec<u32>> {
         .collect()
 }
 
-/// Formats items into `out`.
+/// Formats items into `out`: as text by tracedat's [`ReportPrinter`] (the text of
+/// `trace-cmd report -R -t`), or as JSON lines through serde_json.
 struct Printer<'t> {
     trace: &'t Trace,
     json: bool,
+    report: ReportPrinter<'t>,
     out: Vec<u8>,
-    numbers: itoa::Buffer,
+    text: Vec<u8>,
 }
 
 impl<'t> Printer<'t> {
     fn new(trace: &'t Trace, json: bool) -> Self {
-        Printer { trace, json, out: Vec::with_capacity(1 << 17), numbers: itoa::Buffer::new() }
+        let report = ReportPrinter::new(trace);
+        let mut out = Vec::with_capacity(1 << 17);
+        if !json {
+            report.header(&mut out);
+        }
+        Printer { trace, json, report, out, text: Vec::new() }
     }
 
     fn buffer_name(&self, buffer: u16) -> &'t str {
         self.trace.buffers().get(buffer as usize).map_or("", |b| b.name.as_str())
     }
 
-    fn number(&mut self, n: impl itoa::Integer) {
-        self.out.extend_from_slice(self.numbers.format(n).as_bytes());
-    }
-
-    /// `"buffer":"NAME",` for events of a named instance.
-    fn json_buffer(&mut self, buffer: u16) {
-        let name = self.buffer_name(buffer);
-        if !name.is_empty() {
-            self.out.extend_from_slice(b"\"buffer\":");
-            json_string(&mut self.out, name.as_bytes());
-            self.out.push(b',');
-        }
-    }
-
     fn lost(&mut self, lost: &Lost) {
-        if self.json {
-            self.out.push(b'{');
-            self.json_buffer(lost.buffer);
-            self.out.extend_from_slice(b"\"cpu\":");
-            self.number(lost.cpu.0);
-            self.out.extend_from_slice(b",\"lost\":");
-            match lost.count {
-                Some(n) => self.number(n),
-                None => self.out.extend_from_slice(b"null"),
-            }
-            self.out.extend_from_slice(b"}\n");
+        if !self.json {
+            self.report.lost(&mut self.out, lost);
             return;
         }
-        let buffer = self.buffer_name(lost.buffer);
-        if !buffer.is_empty() {
-            let _ = write!(self.out, "{buffer}: ");
-        }
-        let _ = match lost.count {
-            Some(n) => writeln!(self.out, "CPU:{} [{n} EVENTS DROPPED]", lost.cpu),
-            None => writeln!(self.out, "CPU:{} [EVENTS DROPPED]", lost.cpu),
-        };
+        let line = JsonLost { buffer: self.buffer_name(lost.buffer), lost };
+        self.write_json(&line);
     }
 
     fn event(&mut self, event: &Event<'_>) {
-        if self.json {
-            self.json_event(event);
-        } else {
-            self.text_event(event);
+        if !self.json {
+            self.report.event(&mut self.out, event);
+            return;
         }
+        let mut symbols = Vec::new();
+        self.report.symbols(event, |field, name| symbols.push((field.name.as_str(), name.to_string())));
+        self.text.clear();
+        let text =
+            bprint_message(self.trace, event, &mut self.text).then(|| String::from_utf8_lossy(&self.text).into_owned());
+        let line =
+            JsonEvent { buffer: self.buffer_name(event.buffer), event, symbols: &symbols, text: text.as_deref() };
+        self.write_json(&line);
     }
 
-    fn json_event(&mut self, event: &Event<'_>) {
-        self.out.push(b'{');
-        self.json_buffer(event.buffer);
-        self.out.extend_from_slice(b"\"cpu\":");
-        self.number(event.cpu.0);
-        self.out.extend_from_slice(b",\"ts\":");
-        self.number(event.ts.0);
-        self.out.extend_from_slice(b",\"event\":");
-        match event.format {
-            Some(format) => json_string(&mut self.out, format.name.as_bytes()),
-            None => {
-                self.out.extend_from_slice(b"null,\"id\":");
-                self.number(event.id);
-            }
-        }
-        self.out.extend_from_slice(b",\"pid\":");
-        self.number(event.pid().0);
-        self.out.extend_from_slice(b",\"fields\":{");
-        for (i, (field, value)) in event.fields().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
-            }
-            json_string(&mut self.out, field.name.as_bytes());
-            self.out.push(b':');
-            self.json_value(value);
-        }
-        self.out.extend_from_slice(b"}}\n");
-    }
-
-    fn json_value(&mut self, value: Option<Value<'_>>) {
-        match value {
-            None => self.out.extend_from_slice(b"null"),
-            Some(Value::Unsigned(v)) => self.number(v),
-            Some(Value::Signed(v)) => self.number(v),
-            Some(Value::Str(s)) => json_string(&mut self.out, s),
-            Some(array @ Value::Array { .. }) => {
-                self.out.push(b'[');
-                for (i, element) in array.elements().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.json_value(Some(element));
-                }
-                self.out.push(b']');
-            }
-            Some(Value::Bytes(bytes)) => {
-                self.out.push(b'[');
-                for (i, &b) in bytes.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.number(b);
-                }
-                self.out.push(b']');
-            }
-        }
-    }
-
-    fn text_event(&mut self, event: &Event<'_>) {
-        let pid = event.pid().0;
-        let comm = match pid {
-            0 => "<idle>",
-            _ => self.trace.metadata().cmdlines.get(pid).unwrap_or("<...>"),
-        };
-        let buffer = self.buffer_name(event.buffer);
-        if !buffer.is_empty() {
-            let _ = write!(self.out, "{buffer}: ");
-        }
-        let name =
-            if event.format.is_some() { event.name().to_string() } else { format!("[UNKNOWN TYPE {}]", event.id) };
-        let _ =
-            write!(self.out, "{comm:>16}-{pid:<5} [{:03}] {:>15}: {:<20}", event.cpu.0, event.ts, format!("{name}:"));
-        for (field, value) in event.fields() {
-            let _ = write!(self.out, " {}=", field.name);
-            self.text_value(value);
-        }
+    fn write_json(&mut self, line: &impl Serialize) {
+        serde_json::to_writer(&mut self.out, line).expect("writing JSON into memory cannot fail");
         self.out.push(b'\n');
     }
+}
 
-    fn text_value(&mut self, value: Option<Value<'_>>) {
-        match value {
-            Some(Value::Str(s)) => self.out.extend_from_slice(s),
-            Some(Value::Unsigned(v)) => self.number(v),
-            Some(Value::Signed(v)) => self.number(v),
-            other => self.json_value(other),
+/// A loss notice: `{"cpu":1,"lost":1204}` (`null` when the kernel did not count).
+struct JsonLost<'a> {
+    buffer: &'a str,
+    lost: &'a Lost,
+}
+
+impl Serialize for JsonLost<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if !self.buffer.is_empty() {
+            map.serialize_entry("buffer", self.buffer)?;
         }
+        map.serialize_entry("cpu", &self.lost.cpu.0)?;
+        map.serialize_entry("lost", &self.lost.count)?;
+        map.end()
     }
 }
 
-/// Writes `bytes` as a JSON string: valid UTF-8 passes through, control characters and
-/// invalid bytes become `\u00XX` escapes (the latter read as Latin-1), so nothing is lost.
-fn json_string(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'"');
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        // Plain ASCII needs no escaping: copy such runs in one go.
-        let plain = rest.iter().position(|&b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80).unwrap_or(rest.len());
-        out.extend_from_slice(&rest[..plain]);
-        rest = &rest[plain..];
-        let Some(&b) = rest.first() else { break };
-        if b < 0x80 {
-            escape_ascii(out, b);
-            rest = &rest[1..];
-        } else {
-            rest = copy_utf8_or_escape(out, rest);
-        }
-    }
-    out.push(b'"');
+/// One event: `{"cpu":0,"ts":NS,"event":"print","pid":7,"fields":{...}}`, plus
+/// `"symbols":{"ip":"tracing_mark_write"}` for the fields trace-cmd shows as kernel
+/// symbols (the field keeps its number), and `"text"` for a bprint event's message.
+struct JsonEvent<'a, 'e> {
+    buffer: &'a str,
+    event: &'a Event<'e>,
+    symbols: &'a [(&'a str, String)],
+    text: Option<&'a str>,
 }
 
-fn escape_ascii(out: &mut Vec<u8>, b: u8) {
-    match b {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        _ => {
-            let _ = write!(out, "\\u{b:04x}");
+impl Serialize for JsonEvent<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let event = self.event;
+        let mut map = serializer.serialize_map(None)?;
+        if !self.buffer.is_empty() {
+            map.serialize_entry("buffer", self.buffer)?;
         }
+        map.serialize_entry("cpu", &event.cpu.0)?;
+        map.serialize_entry("ts", &event.ts.0)?;
+        match event.format {
+            Some(format) => map.serialize_entry("event", &format.name)?,
+            None => {
+                map.serialize_entry("event", &())?;
+                map.serialize_entry("id", &event.id)?;
+            }
+        }
+        map.serialize_entry("pid", &event.pid().0)?;
+        map.serialize_entry("fields", &JsonFields(event))?;
+        if !self.symbols.is_empty() {
+            map.serialize_entry("symbols", &JsonSymbols(self.symbols))?;
+        }
+        if let Some(text) = self.text {
+            map.serialize_entry("text", text)?;
+        }
+        map.end()
     }
 }
 
-/// Copies the UTF-8 sequence at the start of `bytes`, or escapes its first byte when it is
-/// not valid UTF-8; returns the rest.
-fn copy_utf8_or_escape<'a>(out: &mut Vec<u8>, bytes: &'a [u8]) -> &'a [u8] {
-    let len = match bytes[0] {
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf7 => 4,
-        _ => 1,
-    };
-    match bytes.get(..len).filter(|seq| len > 1 && std::str::from_utf8(seq).is_ok()) {
-        Some(seq) => {
-            out.extend_from_slice(seq);
-            &bytes[len..]
+struct JsonFields<'a, 'e>(&'a Event<'e>);
+
+impl Serialize for JsonFields<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (field, value) in self.0.fields() {
+            map.serialize_entry(&field.name, &JsonValue(value))?;
         }
-        None => {
-            let _ = write!(out, "\\u{:04x}", bytes[0]);
-            &bytes[1..]
+        map.end()
+    }
+}
+
+struct JsonSymbols<'a>(&'a [(&'a str, String)]);
+
+impl Serialize for JsonSymbols<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (field, name) in self.0 {
+            map.serialize_entry(field, name)?;
+        }
+        map.end()
+    }
+}
+
+/// A field's raw value: numbers as numbers, text as a string (invalid UTF-8 replaced by
+/// U+FFFD), arrays as arrays of numbers, `null` when the record is too short.
+struct JsonValue<'a>(Option<Value<'a>>);
+
+impl Serialize for JsonValue<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => serializer.serialize_unit(),
+            Some(Value::Unsigned(v)) => serializer.serialize_u64(v),
+            Some(Value::Signed(v)) => serializer.serialize_i64(v),
+            Some(Value::Str(s)) => serializer.serialize_str(&String::from_utf8_lossy(s)),
+            Some(array @ Value::Array { .. }) => serializer.collect_seq(array.elements().map(|e| JsonValue(Some(e)))),
+            Some(Value::Bytes(bytes)) => serializer.collect_seq(bytes),
         }
     }
 }
@@ -331,12 +277,5 @@ mod tests {
         assert_eq!(parse_cpu_list("0,2-4").unwrap(), [0, 2, 3, 4]);
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("x").is_err());
-    }
-
-    #[test]
-    fn json_strings_escape_and_keep_invalid_bytes() {
-        let mut out = Vec::new();
-        json_string(&mut out, b"a\"b\\c\n\x01\xffz\xc3\xa9");
-        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\n\\u0001\\u00ffz\u{e9}\"");
     }
 }
