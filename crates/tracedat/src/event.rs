@@ -101,6 +101,9 @@ pub struct Event<'a> {
     pub data: &'a [u8],
     pub endian: Endian,
     pub(crate) pid: i32,
+    /// The bytes after the record in its page: what libtraceevent shows of an array
+    /// declared longer than the record holds (`kernel_stack` with fewer than 8 entries).
+    pub(crate) following: &'a [u8],
 }
 
 impl<'a> Event<'a> {
@@ -251,6 +254,7 @@ mod tests {
             data: &data,
             endian: Endian::Little,
             pid: 1234,
+            following: &[],
         };
         assert_eq!(ev.field("comm"), Some(Value::Str(b"cat")));
         assert_eq!(ev.field("delta"), Some(Value::Signed(-3)));
@@ -273,6 +277,7 @@ mod tests {
             data,
             endian: Endian::Little,
             pid: 0,
+            following: &[],
         }
     }
 
@@ -336,6 +341,7 @@ mod tests {
             data: &data[..30],
             endian: Endian::Little,
             pid: 0,
+            following: &[],
         };
         assert_eq!(ev.field("msg"), None);
         assert_eq!(ev.field("vals"), None, "record cut before the field's data");

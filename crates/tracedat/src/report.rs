@@ -458,9 +458,9 @@ fn write_raw(out: &mut Vec<u8>, event: &Event<'_>, field: &Field, flags: &mut Fl
         } else {
             (field.offset as usize, field.size as usize)
         };
-        let bytes = data.get(offset.min(data.len())..).unwrap_or(&[]);
+        let bytes = bytes_from(event, offset, len);
         if flags.string && is_printable(&bytes[..len.min(bytes.len())]) {
-            out.extend_from_slice(c_string(bytes));
+            out.extend_from_slice(c_string(&bytes));
             return;
         }
         out.extend_from_slice(b"ARRAY[");
@@ -488,6 +488,20 @@ fn write_raw(out: &mut Vec<u8>, event: &Event<'_>, field: &Field, flags: &mut Fl
     } else {
         write!(out, "{value}")
     };
+}
+
+/// The record's bytes from `offset` on, at least `len` of them where the page has them:
+/// libtraceevent reads an array's declared length even past the end of the record.
+fn bytes_from<'a>(event: &Event<'a>, offset: usize, len: usize) -> std::borrow::Cow<'a, [u8]> {
+    let data = event.data;
+    let rest = data.get(offset.min(data.len())..).unwrap_or(&[]);
+    if rest.len() >= len || event.following.is_empty() {
+        return rest.into();
+    }
+    let skip = offset.saturating_sub(data.len());
+    let more = event.following.get(skip.min(event.following.len())..).unwrap_or(&[]);
+    let needed = len - rest.len();
+    [rest, &more[..needed.min(more.len())]].concat().into()
 }
 
 /// Offset and length of a dynamic array's data, with libtraceevent's bounds checks.
