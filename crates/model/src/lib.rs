@@ -9,6 +9,7 @@
 
 mod anomalies;
 mod events;
+mod markers;
 mod model;
 #[cfg(feature = "scenario")]
 pub mod scenario;
@@ -20,6 +21,7 @@ mod tracker;
 
 pub use anomalies::{Anomalies, Anomaly, Severity};
 pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
+pub use markers::{Marker, read_markers};
 pub use model::{AfterSleepError, BuildReport, Model, ModelError};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
