@@ -19,7 +19,7 @@ pub struct Args {
     json: bool,
     /// Only these CPUs (e.g. `0,2-3`).
     #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    cpu: Option<Vec<u32>>,
+    cpu: Option<CpuList>,
     /// Only these events, by name or `system:name` (comma-separated).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     event: Option<Vec<String>>,
@@ -31,8 +31,13 @@ pub struct Args {
     max: Option<f64>,
 }
 
+/// CPU numbers given as `0,2-3,7`. One value for clap (a bare `Vec` would be taken for
+/// a list of values and make clap panic).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuList(pub Vec<u32>);
+
 /// Parses `0,2-3,7` into CPU numbers.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
+pub fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
     let mut cpus = Vec::new();
     for part in text.split(',').filter(|p| !p.is_empty()) {
         let bad = || format!("bad CPU list item {part:?} (expected N or N-M)");
@@ -47,7 +52,7 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
             None => cpus.push(part.trim().parse().map_err(|_| bad())?),
         }
     }
-    Ok(cpus)
+    Ok(CpuList(cpus))
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -56,7 +61,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(names) => Some(event_ids(&trace, names)?),
         None => None,
     };
-    let selection = Selection { cpus: args.cpu.clone(), ..Selection::all() };
+    let selection = Selection { cpus: args.cpu.clone().map(|list| list.0), ..Selection::all() };
     let progress = Progress::bytes(trace.data_size(&selection), "dumping");
     let mut stdout = std::io::stdout().lock();
     let mut stream = trace.events_of(&selection);
@@ -335,7 +340,7 @@ mod tests {
 
     #[test]
     fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0,2-4").unwrap(), [0, 2, 3, 4]);
+        assert_eq!(parse_cpu_list("0,2-4").unwrap(), CpuList(vec![0, 2, 3, 4]));
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("x").is_err());
     }

@@ -48,6 +48,28 @@ fn dump_text_is_exactly_trace_cmd_report() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `dump --cpu N` prints what `trace-cmd report -R -t --cpu N` prints, loss notices
+/// included. (Not compared on files with instances: trace-cmd 3.1.6 then shows the top
+/// buffer only, where `dump --cpu` shows that CPU of every buffer.)
+#[test]
+fn dump_of_one_cpu_is_trace_cmd_report_of_that_cpu() {
+    for name in ["lost-events-v7zstd.dat", "symbols-stack-v6.dat"] {
+        let path = refcheck::local_fixtures().into_iter().find(|p| p.ends_with(name)).expect("fixture");
+        for cpu in ["0", "1"] {
+            let theirs = std::process::Command::new(refcheck::trace_cmd_program())
+                .args(["report", "-R", "-t", "--cpu", cpu])
+                .arg(&path)
+                .output()
+                .expect("run trace-cmd")
+                .stdout;
+            let ours = common::schedlens_bytes(&["dump", "--cpu", cpu, &path.display().to_string()]);
+            if let Some(difference) = first_difference(&ours, &theirs) {
+                panic!("{name} --cpu {cpu}: {difference}");
+            }
+        }
+    }
+}
+
 /// bprint messages (`"text"`) are what `trace-cmd report -t` shows after `function: `.
 #[test]
 fn bprint_messages_agree_with_trace_cmd() {

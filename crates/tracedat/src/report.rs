@@ -28,8 +28,9 @@ pub struct ReportPrinter<'t> {
     ns_time: Vec<bool>,
     /// Width of the buffer-name column (files with instances), else `None`.
     buffer_column: Option<usize>,
-    /// The last line was a loss notice: the event that follows shares its column.
-    after_loss: bool,
+    /// The last line was a loss notice of this buffer and CPU: the event that follows
+    /// there shares its buffer column.
+    after_loss: Option<(u16, u32)>,
     scratch: Vec<u8>,
 }
 
@@ -168,7 +169,7 @@ impl<'t> ReportPrinter<'t> {
             sparse: Vec::new(),
             ns_time: buffers.iter().map(|b| in_ns(b.clock.as_deref())).collect(),
             buffer_column,
-            after_loss: false,
+            after_loss: None,
             scratch: Vec::new(),
         }
     }
@@ -182,7 +183,7 @@ impl<'t> ReportPrinter<'t> {
     /// `CPU:N [K EVENTS DROPPED]` (or without a count when the kernel did not store it).
     pub fn lost(&mut self, out: &mut Vec<u8>, lost: &Lost) {
         self.buffer_prefix(out, lost.buffer);
-        self.after_loss = true;
+        self.after_loss = Some((lost.buffer, lost.cpu.0));
         let _ = match lost.count {
             Some(n) => writeln!(out, "CPU:{} [{n} EVENTS DROPPED]", lost.cpu.0),
             None => writeln!(out, "CPU:{} [EVENTS DROPPED]", lost.cpu.0),
@@ -191,7 +192,7 @@ impl<'t> ReportPrinter<'t> {
 
     /// One event line.
     pub fn event(&mut self, out: &mut Vec<u8>, event: &Event<'_>) {
-        if !std::mem::take(&mut self.after_loss) {
+        if self.after_loss.take() != Some((event.buffer, event.cpu.0)) {
             self.buffer_prefix(out, event.buffer);
         }
         let start = out.len();
