@@ -4,6 +4,7 @@
 
 pub mod axis;
 pub mod graph;
+pub mod markers;
 pub mod migration_map;
 pub mod palette;
 pub mod running_waiting;

@@ -4,7 +4,6 @@
 //! the whole recording so that it always ends through the restoring path; during a command
 //! they are passed on to it, and the recording ends when it exits.
 
-use crate::context::CommandExit;
 use crate::error::RecordError;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
@@ -13,6 +12,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
+use tracedat::CommandExit;
 
 /// What is recorded.
 #[derive(Clone, Debug, PartialEq)]
