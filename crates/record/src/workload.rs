@@ -10,15 +10,18 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, ExitStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
 /// What is recorded.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
-    /// A command and its arguments, run after `sleep` seconds when given.
-    Command { args: Vec<String>, sleep: Option<f64> },
+    /// A command and its arguments, run after `sleep` seconds when given. With `log`, its
+    /// standard output and error are appended to that file and its input is empty;
+    /// without, it shares this process's.
+    Command { args: Vec<String>, sleep: Option<f64>, log: Option<PathBuf> },
     /// The whole system, for this long or (`None`) until a signal.
     System(Option<Duration>),
 }
@@ -74,7 +77,7 @@ impl Watch {
     /// Runs the workload to its end.
     pub fn run(&self, workload: &Workload) -> Result<Ended, RecordError> {
         match workload {
-            Workload::Command { args, sleep } => self.run_command(spawn(args, *sleep)?),
+            Workload::Command { args, sleep, log } => self.run_command(spawn(args, *sleep, log.as_deref())?),
             Workload::System(limit) => {
                 let happening = match limit {
                     Some(limit) => self.rx.recv_timeout(*limit).ok(),
@@ -118,7 +121,7 @@ impl Drop for Watch {
     }
 }
 
-fn spawn(args: &[String], sleep: Option<f64>) -> Result<Child, RecordError> {
+fn spawn(args: &[String], sleep: Option<f64>, log: Option<&Path>) -> Result<Child, RecordError> {
     let Some(program) = args.first() else {
         let source = io::Error::new(io::ErrorKind::InvalidInput, "no command given");
         return Err(RecordError::Spawn { program: String::new(), source });
@@ -135,6 +138,12 @@ fn spawn(args: &[String], sleep: Option<f64>) -> Result<Child, RecordError> {
             c
         }
     };
+    if let Some(path) = log {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+        let file = file.map_err(|e| RecordError::file(path, e))?;
+        let error = file.try_clone().map_err(|e| RecordError::file(path, e))?;
+        command.stdin(Stdio::null()).stdout(file).stderr(error);
+    }
     command.spawn().map_err(|source| RecordError::Spawn { program: program.clone(), source })
 }
 
