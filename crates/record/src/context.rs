@@ -8,7 +8,9 @@
 //! - [`option_id::TUNABLES`]: `NAME=VALUE` lines: sysctl names (`kernel.sched_rr_timeslice_ms=100`)
 //!   and debugfs paths (`sched/base_slice_ns=3000000`);
 //! - [`option_id::COMMAND`]: the command's arguments, each followed by a NUL;
-//! - [`option_id::EXIT`]: `exit N` or `signal N`.
+//! - [`option_id::EXIT`]: `exit N` or `signal N`;
+//! - [`option_id::PID`]: the command's process id, in decimal (the root of its process
+//!   tree, which the trace's first exec need not be on a busy machine).
 
 use model::Topology;
 use tracedat::Trace;
@@ -19,6 +21,7 @@ pub mod option_id {
     pub const TUNABLES: u16 = 0x7e01;
     pub const COMMAND: u16 = 0x7e02;
     pub const EXIT: u16 = 0x7e03;
+    pub const PID: u16 = 0x7e04;
 }
 
 /// How the recorded command ended.
@@ -69,6 +72,8 @@ pub struct RecordedContext {
     /// The command's arguments; `None` when the whole system was recorded.
     pub command: Option<Vec<String>>,
     pub exit: Option<CommandExit>,
+    /// The command's process id.
+    pub pid: Option<u32>,
 }
 
 /// The context of a trace schedlens recorded; `None` for other traces.
@@ -88,6 +93,7 @@ impl RecordedContext {
                 option_id::TUNABLES => context.tunables = text.lines().filter_map(split_tunable).collect(),
                 option_id::COMMAND => context.command = Some(text.split('\0').map(str::to_string).collect()),
                 option_id::EXIT => context.exit = CommandExit::decode(&text),
+                option_id::PID => context.pid = text.trim().parse().ok(),
                 _ => continue,
             }
             found = true;
@@ -109,6 +115,9 @@ impl RecordedContext {
         }
         if let Some(exit) = &self.exit {
             options.push((option_id::EXIT, text(exit.encode())));
+        }
+        if let Some(pid) = self.pid {
+            options.push((option_id::PID, text(pid.to_string())));
         }
         options
     }
@@ -202,6 +211,7 @@ mod tests {
             tunables: vec![("kernel.sched_rr_timeslice_ms".into(), "100".into())],
             command: Some(vec!["sh".into(), "-c".into(), "echo 'a b'".into()]),
             exit: Some(CommandExit::Signal(15)),
+            pid: Some(4242),
         };
         assert_eq!(RecordedContext::from_options(&context.to_options()), Some(context.clone()));
         assert_eq!(context.command_line().unwrap(), r"sh -c 'echo '\''a b'\'''");
@@ -222,6 +232,7 @@ mod tests {
             ],
             command: Some(vec!["true".into()]),
             exit: Some(CommandExit::Code(0)),
+            pid: None,
         };
         let text: Vec<String> = context.describe().iter().map(|(l, t)| format!("{l}: {t}")).collect();
         assert_eq!(

@@ -30,6 +30,8 @@ pub enum Workload {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ended {
     pub exit: Option<CommandExit>,
+    /// The command's process id.
+    pub pid: Option<u32>,
     /// A signal that asked the recording to stop.
     pub signal: Option<i32>,
 }
@@ -87,7 +89,7 @@ impl Watch {
                     Some(Happening::Signal(s)) => Some(s),
                     _ => None,
                 };
-                Ok(Ended { exit: None, signal })
+                Ok(Ended { exit: None, pid: None, signal })
             }
         }
     }
@@ -102,7 +104,7 @@ impl Watch {
                 Happening::Exited(status) => {
                     let status =
                         status.map_err(|source| RecordError::System { context: "waiting for the command", source })?;
-                    return Ok(Ended { exit: Some(exit_of(status)), signal });
+                    return Ok(Ended { exit: Some(exit_of(status)), pid: Some(pid as u32), signal });
                 }
                 Happening::Signal(s) => {
                     signal = Some(s);

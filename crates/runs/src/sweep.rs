@@ -253,8 +253,8 @@ fn analyse_traces(dir: &Path, results: &mut Results, progress: &mut dyn FnMut(Pr
 pub fn profile_of(path: &Path) -> Result<Profile, RunsError> {
     let trace = tracedat::Trace::open(path)?;
     let (model, _) = model::Model::build(&trace, &mut |_| {})?;
-    let topology = record::recorded_context(&trace).and_then(|c| c.topology);
-    Ok(Profile::of(&model, topology.as_ref(), false))
+    let context = record::recorded_context(&trace).unwrap_or_default();
+    Ok(Profile::of(&model, context.topology.as_ref(), context.pid.map(|p| model::Pid(p as i32)), false))
 }
 
 #[cfg(test)]

@@ -26,7 +26,8 @@ pub struct Args {
     a: PathBuf,
     /// The second trace (B), e.g. the slowest run.
     b: PathBuf,
-    /// Count every task, not only those forked during the trace (the workload).
+    /// Count every task, not only the traced command's process tree (or, when the trace
+    /// does not say which command it traced, the tasks forked during the trace).
     #[arg(long)]
     all_tasks: bool,
     /// Rows of each table in the text output (JSON has them all).
@@ -59,7 +60,8 @@ fn side(path: &Path, args: &Args) -> Result<Side> {
     let loaded = load_model(path)?;
     let model = &loaded.model;
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus.len())?;
-    let profile = Profile::of(model, topology.as_ref(), args.all_tasks);
+    let pid = record::recorded_context(&loaded.trace).and_then(|c| c.pid).map(|p| model::Pid(p as i32));
+    let profile = Profile::of(model, topology.as_ref(), pid, args.all_tasks);
     Ok(Side { path: path.to_path_buf(), loaded, profile })
 }
 
