@@ -318,6 +318,13 @@ mod tests {
         guard.set(0, "8").unwrap();
         guard.restore().unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "5", "restored");
+        let panicked = std::panic::catch_unwind(|| {
+            let mut guard = KnobGuard::open(std::slice::from_ref(&knob)).unwrap();
+            guard.set(0, "9").unwrap();
+            panic!("a bug mid-sweep");
+        });
+        assert!(panicked.is_err());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "5", "restored while unwinding");
         let missing = Knob { name: "gone".into(), place: Place::File(dir.join("gone")) };
         let error = KnobGuard::open(&[missing]).err().unwrap().to_string();
         assert!(error.contains("does not exist"), "{error}");
