@@ -196,7 +196,7 @@ fn run_once(request: &SweepRequest, files: &RunFiles, interrupts: &Interrupts) -
         clock: None,
         workload: Workload::Command {
             args: request.command.clone(),
-            sleep: (!request.sleep.is_zero()).then(|| request.sleep.as_secs_f64()),
+            sleep: (!request.sleep.is_zero()).then_some(request.sleep.as_secs_f64()),
             log: Some(files.path(&files.log)),
         },
     };
