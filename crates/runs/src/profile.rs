@@ -34,11 +34,11 @@ impl Workload {
     /// unless `all_tasks`. The command is the process `pid` when the recording says
     /// (`schedlens record` stores it), else the task of the trace's first exec.
     pub fn of(model: &Model, pid: Option<Pid>, all_tasks: bool) -> Workload {
-        let root = pid.and_then(|pid| command_task(model, pid)).or(model.first_exec);
+        let root = pid.and_then(|pid| command_task(model, pid)).or(model.first_exec());
         let sleep_end = root.and_then(|root| sleep_end(model, root));
-        let start = sleep_end.unwrap_or(model.start);
-        let exit = root.and_then(|task| model.tasks.get(task).exit).filter(|&e| e > start);
-        let end = exit.unwrap_or(Nanos(model.end.0 + 1));
+        let start = sleep_end.unwrap_or(model.start());
+        let exit = root.and_then(|task| model.tasks().get(task).exit).filter(|&e| e > start);
+        let end = exit.unwrap_or(Nanos(model.end().0 + 1));
         let filter = match (all_tasks, root) {
             (true, _) => TaskFilter::default(),
             (false, Some(root)) => TaskFilter { descendants_of: Some(root), ..TaskFilter::default() },
@@ -61,7 +61,7 @@ impl Workload {
 
 /// The first task of `pid` forked in the trace, else its first task.
 fn command_task(model: &Model, pid: Pid) -> Option<TaskId> {
-    let mut tasks = model.tasks.iter().filter(|(_, task)| task.pid == pid);
+    let mut tasks = model.tasks().iter().filter(|(_, task)| task.pid == pid);
     let first = tasks.next()?;
     Some(std::iter::once(first).chain(tasks).find(|(_, task)| task.forked).unwrap_or(first).0)
 }
@@ -69,15 +69,15 @@ fn command_task(model: &Model, pid: Pid) -> Option<TaskId> {
 /// When the first task named `sleep` in `root`'s process tree exited (else last ran):
 /// `Model::after_sleep`'s rule for a given root (the model applies it to the first exec).
 fn sleep_end(model: &Model, root: TaskId) -> Option<Nanos> {
-    let sleep = model.comms.find("sleep")?;
+    let sleep = model.comms().find("sleep")?;
     let in_tree = |id: TaskId| analysis::window::descends_from(model, id, root);
-    let sleeps = model.tasks.iter().filter(|(id, task)| task.comms.iter().any(|&(_, c)| c == sleep) && in_tree(*id));
+    let sleeps = model.tasks().iter().filter(|(id, task)| task.comms.iter().any(|&(_, c)| c == sleep) && in_tree(*id));
     sleeps.map(|(id, task)| task.exit.unwrap_or_else(|| last_run_end(model, id))).min()
 }
 
 fn last_run_end(model: &Model, task: TaskId) -> Nanos {
-    let ends = model.cpus.iter().flat_map(|c| c.segments.iter().filter(|s| s.task == task).map(|s| s.end));
-    ends.max().unwrap_or(model.tasks.last_seen(task))
+    let ends = model.cpus().iter().flat_map(|c| c.segments().iter().filter(|s| s.task == task).map(|s| s.end));
+    ends.max().unwrap_or(model.tasks().last_seen(task))
 }
 
 /// What `check` found, as the sweeps and comparisons use it.
@@ -168,7 +168,7 @@ impl Profile {
         let workload = Workload::of(model, pid, all_tasks);
         let stats = stats::compute(model, workload.window, &workload.filter, Grouping::Command);
         let findings = read_check(model, &workload, topology);
-        let lost_events = model.cpus.iter().map(|c| c.lost_events + c.lost_unknown).sum();
+        let lost_events = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
         Profile { workload, stats, findings, lost_events }
     }
 

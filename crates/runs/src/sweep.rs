@@ -252,7 +252,7 @@ fn analyse_traces(dir: &Path, results: &mut Results, progress: &mut dyn FnMut(Pr
 /// The profile of a recorded trace, with the topology it carries.
 pub fn profile_of(path: &Path) -> Result<Profile, RunsError> {
     let trace = tracedat::Trace::open(path)?;
-    let (model, _) = model::Model::build(&trace, &mut |_| {})?;
+    let (model, _) = model::Model::build(&trace, model::Detail::FULL, &mut |_| {})?;
     let context = record::recorded_context(&trace).unwrap_or_default();
     Ok(Profile::of(&model, context.topology.as_ref(), context.pid.map(|p| model::Pid(p as i32)), false))
 }

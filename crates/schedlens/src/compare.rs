@@ -57,9 +57,9 @@ struct Side {
 }
 
 fn side(path: &Path, args: &Args) -> Result<Side> {
-    let loaded = load_model(path)?;
+    let loaded = load_model(path, model::Detail::FULL)?;
     let model = &loaded.model;
-    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus.len())?;
+    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
     let pid = record::recorded_context(&loaded.trace).and_then(|c| c.pid).map(|p| model::Pid(p as i32));
     let profile = Profile::of(model, topology.as_ref(), pid, args.all_tasks);
     Ok(Side { path: path.to_path_buf(), loaded, profile })
@@ -91,7 +91,7 @@ fn figure_pages(args: &Args, sides: &[Side; 2], comparison: &Comparison, format:
     let mut pages = Vec::new();
     for (side, name) in sides.iter().zip(names) {
         let workload = &side.profile.workload;
-        let rows = row_order(side.loaded.model.cpus.len(), None, false);
+        let rows = row_order(side.loaded.model.cpus().len(), None, false);
         let request = GraphRequest {
             title: format!("{name}: {}", args.output.title_of(&side.path, 1)),
             window: workload.window,
