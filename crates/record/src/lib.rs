@@ -23,4 +23,10 @@ pub use events::EventName;
 pub use machine::topology_from as sysfs_topology;
 pub use reader::Losses;
 pub use session::{DEFAULT_BUFFER_KB, RecordOptions, Recording, record};
+pub use tracefs::check_privileges;
 pub use workload::{Ended, Workload};
+
+/// Mounting the pseudo file systems (tracefs, debugfs) a recording or a knob needs.
+pub mod mounts {
+    pub use crate::tracefs::{mount, mount_point, unmount};
+}

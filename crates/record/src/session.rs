@@ -67,6 +67,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             Workload::System(_) => None,
         },
         exit: None,
+        pid: None,
     };
     let all_cpus = possible_cpus(guard.fs())?;
     let cpus = recorded_cpus(options.cpus.as_deref())?;
@@ -89,6 +90,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let ended = ended?;
     let results = readers.finish()?;
     context.exit = ended.exit;
+    context.pid = ended.pid;
     output.add_metadata(guard.fs(), &cpus, &context)?;
     // The recording is kept even when tracefs could not be restored; the error follows.
     let restored = guard.restore();

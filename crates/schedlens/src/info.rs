@@ -231,7 +231,8 @@ fn describe(context: &RecordedContext) -> Vec<(&'static str, String)> {
     let mut lines = Vec::new();
     if let Some(command) = context.command_line() {
         let ended = context.exit.map_or_else(|| "end not recorded".to_string(), |e| e.to_string());
-        lines.push(("command", format!("{command} ({ended})")));
+        let pid = context.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+        lines.push(("command", format!("{command} ({ended}{pid})")));
     }
     if let Some(text) = &context.topology {
         let summary = Topology::from_lscpu(text).map_or_else(|e| format!("unreadable ({e})"), |t| topology_summary(&t));
@@ -337,12 +338,13 @@ mod tests {
             ],
             command: Some(vec!["true".into()]),
             exit: Some(CommandExit::Code(0)),
+            pid: Some(42),
         };
         let text: Vec<String> = describe(&context).iter().map(|(l, t)| format!("{l}: {t}")).collect();
         assert_eq!(
             text,
             [
-                "command: true (exit status 0)",
+                "command: true (exit status 0, pid 42)",
                 "topology: 8 CPUs, 4 cores, 2 last-level caches, 2 sockets, 2 NUMA nodes",
                 "tunable: sched/fair_server/cpu*/runtime = 50",
                 "tunable: sched/fair_server/cpu0/period = 1",

@@ -8,7 +8,9 @@
 //! - [`option_id::TOPOLOGY`]: `lscpu -p` style lines (`# CPU,Core,Socket,Node,LLC`);
 //! - [`option_id::TUNABLES`]: `NAME=VALUE` lines (`kernel.sched_rr_timeslice_ms=100`);
 //! - [`option_id::COMMAND`]: the command's arguments, each followed by a NUL;
-//! - [`option_id::EXIT`]: `exit N` or `signal N`.
+//! - [`option_id::EXIT`]: `exit N` or `signal N`;
+//! - [`option_id::PID`]: the command's process id in decimal (the root of its process
+//!   tree, which the trace's first exec need not be on a busy machine).
 //!
 //! To add an option: an id in [`option_id`], a member of [`RecordedContext`], a row in
 //! [`OPTIONS`].
@@ -21,6 +23,7 @@ pub mod option_id {
     pub const TUNABLES: u16 = 0x7e01;
     pub const COMMAND: u16 = 0x7e02;
     pub const EXIT: u16 = 0x7e03;
+    pub const PID: u16 = 0x7e04;
 }
 
 /// How the recorded command ended.
@@ -72,6 +75,8 @@ pub struct RecordedContext {
     /// The command's arguments; `None` when the whole system was recorded.
     pub command: Option<Vec<String>>,
     pub exit: Option<CommandExit>,
+    /// The command's process id.
+    pub pid: Option<u32>,
 }
 
 /// One recorded-context option: its id, how its text is read into the context and how
@@ -111,6 +116,12 @@ pub const OPTIONS: &[RecordedOption] = &[
         name: "exit",
         read: |c, text| c.exit = CommandExit::decode(text),
         write: |c| c.exit.map(|e| nul_terminated(&e.encode())),
+    },
+    RecordedOption {
+        id: option_id::PID,
+        name: "pid",
+        read: |c, text| c.pid = text.trim().parse().ok(),
+        write: |c| c.pid.map(|pid| nul_terminated(&pid.to_string())),
     },
 ];
 
@@ -168,9 +179,10 @@ mod tests {
             tunables: vec![("kernel.sched_rr_timeslice_ms".into(), "100".into())],
             command: Some(vec!["sh".into(), "-c".into(), "echo 'a b'".into()]),
             exit: Some(CommandExit::Signal(15)),
+            pid: Some(4242),
         };
         let options = context.to_options();
-        assert_eq!(options.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [0x7e00, 0x7e01, 0x7e02, 0x7e03]);
+        assert_eq!(options.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [0x7e00, 0x7e01, 0x7e02, 0x7e03, 0x7e04]);
         assert_eq!(RecordedContext::from_options(&options), Some(context.clone()));
         assert_eq!(context.command_line().unwrap(), r"sh -c 'echo '\''a b'\'''");
         let unrelated = vec![(0x7e57, b"x".to_vec())];
