@@ -266,14 +266,14 @@ fn meta(app: &App) -> Value {
             let rows = |rows: &[figures::graph::RowSpec]| -> Vec<Value> {
                 rows.iter().map(|r| json!({"cpu": r.cpu.0, "socket": r.socket})).collect()
             };
-            let lost: u64 = model.cpus.iter().map(|c| c.lost_events + c.lost_unknown).sum();
+            let lost: u64 = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
             json!({
                 "name": shown.view.name,
-                "cpus": model.cpus.len(),
-                "start": shown.relative(model.start),
-                "end": shown.relative(model.end) + 1,
+                "cpus": model.cpus().len(),
+                "start": shown.relative(model.start()),
+                "end": shown.relative(model.end()) + 1,
                 "origin": shown.origin().0.to_string(),
-                "tasks": model.tasks.len(),
+                "tasks": model.tasks().len(),
                 "lostEvents": lost,
                 "rowsByNumber": rows(&shown.rows_by_number),
                 "rowsBySocket": shown.rows_by_socket.as_deref().map(rows),
@@ -312,16 +312,21 @@ fn coloring(query: &Query) -> Result<Coloring, BadRequest> {
 }
 
 fn filter(query: &Query) -> Result<TaskFilter, BadRequest> {
-    Ok(TaskFilter { forked_only: query.flag("forked")?, command_prefix: None })
+    Ok(TaskFilter { forked_only: query.flag("forked")?, command_prefix: None, descendants_of: None })
 }
 
 fn tasks_param(shown: &Shown, query: &Query) -> Result<Vec<TaskId>, BadRequest> {
-    let limit = shown.model().tasks.len() as u32;
+    let limit = shown.model().tasks().len() as u32;
     let tasks = query.int_list("tasks", limit)?.unwrap_or_default();
     if tasks.len() > 64 {
         return Err(BadRequest::new("tasks: at most 64"));
     }
-    Ok(tasks.into_iter().map(TaskId).collect())
+    Ok(tasks.into_iter().map(|t| task_id(shown.model(), t)).collect())
+}
+
+/// The task at `index` of the model's task table (`index` checked against its length).
+fn task_id(model: &model::Model, index: u32) -> TaskId {
+    model.tasks().ids().nth(index as usize).unwrap_or(TaskId::IDLE)
 }
 
 fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
@@ -332,9 +337,9 @@ fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
         index: query.int("index", -(1 << 50)..=(1 << 50))?,
         columns: query.int("columns", 1..=i64::from(MAX_COLUMNS))? as u32,
     };
-    let window = place.window(shown.origin(), model.start, model.end)?;
+    let window = place.window(shown.origin(), model.start(), model.end())?;
     let layers = Layers::parse(query.require("layers")?)?;
-    let cpu_count = model.cpus.len() as u32;
+    let cpu_count = model.cpus().len() as u32;
     let cpus: Vec<Cpu> = query
         .int_list("cpus", cpu_count.max(1))?
         .unwrap_or_else(|| (0..cpu_count).collect())
@@ -380,10 +385,10 @@ fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
 
 fn task_json(shown: &Shown, task: TaskId) -> Value {
     let model = shown.model();
-    let info = model.tasks.get(task);
-    let comm = model.comms.name(info.last_comm());
+    let info = model.tasks().get(task);
+    let comm = model.comms().name(info.last_comm());
     json!({
-        "task": task.0,
+        "task": task.index(),
         "pid": info.pid.0,
         "comm": comm,
         "pidColor": color_of(info.pid.0 as u64).hex(),
@@ -394,7 +399,7 @@ fn task_json(shown: &Shown, task: TaskId) -> Value {
 fn at(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     let model = shown.model();
-    let cpu = Cpu(query.int("cpu", 0..=model.cpus.len() as i64 - 1)? as u32);
+    let cpu = Cpu(query.int("cpu", 0..=model.cpus().len() as i64 - 1)? as u32);
     let t = query.int("t", -MAX_TIME..=MAX_TIME)?;
     let span = query.int_or("span", 1..=MAX_TIME, 1)?;
     let (from, to) = (shown.absolute(t - span / 2), shown.absolute(t - span / 2 + span));
@@ -428,7 +433,7 @@ fn wakeup_json(shown: &Shown, wakeup: &lookup::WakeupInfo) -> Value {
     let waker = wakeup
         .waker
         .filter(|&t| t != TaskId::IDLE)
-        .map(|t| json!({"task": t.0, "pid": model.tasks.get(t).pid.0, "comm": model.comm_at(t, wakeup.time)}));
+        .map(|t| json!({"task": t.index(), "pid": model.tasks().get(t).pid.0, "comm": model.comm_at(t, wakeup.time)}));
     json!({
         "t": shown.relative(wakeup.time),
         "waker": waker,
@@ -444,12 +449,12 @@ fn range(shown: &Shown, query: &Query) -> Result<(Nanos, Nanos), BadRequest> {
     let model = shown.model();
     let start = query.get("start").map(|_| query.int("start", -MAX_TIME..=MAX_TIME)).transpose()?;
     let end = query.get("end").map(|_| query.int("end", -MAX_TIME..=MAX_TIME)).transpose()?;
-    let start = start.map_or(model.start, |s| shown.absolute(s));
-    let end = end.map_or(Nanos(model.end.0 + 1), |e| shown.absolute(e));
+    let start = start.map_or(model.start(), |s| shown.absolute(s));
+    let end = end.map_or(Nanos(model.end().0 + 1), |e| shown.absolute(e));
     if end <= start {
         return Err(BadRequest::new("start must be before end"));
     }
-    if end <= model.start || start > model.end {
+    if end <= model.start() || start > model.end() {
         return Err(BadRequest::new("the range lies outside the trace"));
     }
     Ok((start, end))
@@ -461,10 +466,10 @@ const LIST_LIMIT: usize = 2000;
 fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     let model = shown.model();
-    let task = TaskId(query.int("task", 1..=model.tasks.len() as i64 - 1)? as u32);
+    let task = task_id(model, query.int("task", 1..=model.tasks().len() as i64 - 1)? as u32);
     let (start, end) = range(shown, query)?;
     let index = shown.task_index();
-    let info = model.tasks.get(task);
+    let info = model.tasks().get(task);
     let runs = shown.runs.runs_of(model, &[task]).remove(0);
     let runtime: u64 = runs.iter().map(|r| r.end.saturating_sub(r.start).0).sum();
     let (waits, waited) = lookup::wait_totals(model, index, task);
@@ -481,7 +486,7 @@ fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
         .collect();
     let (wakeups, wakeup_count) = lookup::wakeups_in(model, index, task, start, end, LIST_LIMIT);
     let mut reply = task_json(shown, task);
-    let names: Vec<&str> = info.comms.iter().map(|&(_, c)| model.comms.name(c)).collect();
+    let names: Vec<&str> = info.comms.iter().map(|&(_, c)| model.comms().name(c)).collect();
     let parent = info.parent.map(|p| task_json(shown, p));
     let cpus_used: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cpu.0).collect();
     reply["names"] = json!(names);
@@ -562,8 +567,8 @@ fn markers(app: &App, query: &Query) -> Result<Reply, Refusal> {
         .iter()
         .step_by(step)
         .map(|m| {
-            let comm = lookup::task_of_pid(model, model::Pid(m.pid), m.time).map(|t| model.comm_at(t, m.time));
-            json!({"t": shown.relative(m.time), "cpu": m.cpu.0, "pid": m.pid, "comm": comm, "text": m.text})
+            let comm = lookup::task_of_pid(model, m.pid, m.time).map(|t| model.comm_at(t, m.time));
+            json!({"t": shown.relative(m.time), "cpu": m.cpu.0, "pid": m.pid.0, "comm": comm, "text": m.text})
         })
         .collect();
     Ok(Reply::Json(json!({"status": "ready", "markers": list, "inRange": inside.len(), "total": total})))
@@ -584,7 +589,7 @@ fn export_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let traces: Vec<&Shown> = app
         .traces
         .iter()
-        .filter(|shown| shown.absolute(end) > shown.model().start && shown.absolute(start) <= shown.model().end)
+        .filter(|shown| shown.absolute(end) > shown.model().start() && shown.absolute(start) <= shown.model().end())
         .collect();
     if traces.is_empty() {
         return Err(BadRequest::new("the range lies outside every trace").into());
