@@ -135,32 +135,7 @@ fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> Cp
 
 fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -> std::io::Result<()> {
     let meta = trace.metadata();
-    let header = &meta.header;
-    let size = std::fs::metadata(trace.input()).map(|m| m.len()).unwrap_or(0);
-    writeln!(out, "file:         {} ({size} bytes)", trace.input())?;
-    let compression = match header.version {
-        6 => "uncompressed".to_string(),
-        _ => format!("compression {} {}", header.compression.name(), header.compression_version).trim_end().to_string(),
-    };
-    writeln!(
-        out,
-        "format:       trace-cmd file version {}, {:?} endian, {compression}",
-        header.version, header.endian
-    )?;
-    writeln!(
-        out,
-        "sizes:        kernel long {} bytes, user long {} bytes, page {} bytes",
-        meta.kernel_long_size, header.user_long_size, header.page_size
-    )?;
-    let options = &meta.options;
-    if let Some(uname) = &options.uname {
-        writeln!(out, "uname:        {uname}")?;
-    }
-    if let Some(version) = options.recorder_version.as_deref().and_then(|v| v.lines().next()) {
-        let recorder = if version.starts_with("schedlens") { "" } else { "trace-cmd " };
-        writeln!(out, "recorded by:  {recorder}{version}")?;
-    }
-    for (label, text) in trace.recorded_context().map(|c| describe(&c)).unwrap_or_default() {
+    for (label, text) in describe_file(trace) {
         writeln!(out, "{:<14}{text}", format!("{label}:"))?;
     }
     writeln!(out, "clock:        {}", trace.clock().unwrap_or("unknown"))?;
@@ -223,6 +198,40 @@ fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -
         writeln!(out, "{name:<40} {n:>12}")?;
     }
     Ok(())
+}
+
+/// What the file is and what recorded it: (label, text) lines of `info`'s header, also
+/// the start of `report`'s description of a trace.
+pub fn describe_file(trace: &Trace) -> Vec<(&'static str, String)> {
+    let meta = trace.metadata();
+    let header = &meta.header;
+    let size = std::fs::metadata(trace.input()).map(|m| m.len()).unwrap_or(0);
+    let mut lines = vec![("file", format!("{} ({size} bytes)", trace.input()))];
+    let compression = match header.version {
+        6 => "uncompressed".to_string(),
+        _ => format!("compression {} {}", header.compression.name(), header.compression_version).trim_end().to_string(),
+    };
+    lines.push((
+        "format",
+        format!("trace-cmd file version {}, {:?} endian, {compression}", header.version, header.endian),
+    ));
+    lines.push((
+        "sizes",
+        format!(
+            "kernel long {} bytes, user long {} bytes, page {} bytes",
+            meta.kernel_long_size, header.user_long_size, header.page_size
+        ),
+    ));
+    let options = &meta.options;
+    if let Some(uname) = &options.uname {
+        lines.push(("uname", uname.clone()));
+    }
+    if let Some(version) = options.recorder_version.as_deref().and_then(|v| v.lines().next()) {
+        let recorder = if version.starts_with("schedlens") { "" } else { "trace-cmd " };
+        lines.push(("recorded by", format!("{recorder}{version}")));
+    }
+    lines.extend(trace.recorded_context().map(|c| describe(&c)).unwrap_or_default());
+    lines
 }
 
 /// What `info` shows of a recorded context: (label, text) lines for the command and how

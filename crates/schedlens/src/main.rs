@@ -13,6 +13,7 @@ mod graph;
 mod info;
 mod progress;
 mod record;
+mod report;
 mod running_waiting;
 mod runs;
 mod stats;
@@ -59,6 +60,9 @@ enum Command {
     /// The interactive viewer: serves the timeline, running/waiting plot, runqueues,
     /// incidents and markers of one or several traces on 127.0.0.1, zoomable to any event.
     View(view::Args),
+    /// One self-contained HTML file telling the story of one or several traces: the
+    /// machine, the timeline to zoom and hover, check's incidents, statistics, migrations.
+    Report(report::Args),
     /// Run a command N times per setting of scheduler knobs (untraced or recorded): running
     /// times, statistics, the sorted-times figure, scheduler metrics that go with slowness.
     Runs(runs::Args),
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
         Command::View(args) => view::run(args),
+        Command::Report(args) => report::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),
     };

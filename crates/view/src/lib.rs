@@ -16,10 +16,10 @@ mod incidents;
 mod lookup;
 mod markers;
 mod params;
-mod pyramid;
+pub mod pyramid;
 mod server;
 mod state;
-mod tiles;
+pub mod tiles;
 
 pub use state::{Initial, ViewTrace};
 

@@ -1,0 +1,153 @@
+//! Which tiles of the viewer's level-of-detail pyramid go into the file, within the size
+//! budget. Tiles are the viewer's own (`view::tiles`: the timeline coloured by pid, and
+//! the running/waiting counts with the runqueue lengths composed from the trace's base
+//! columns), at the viewer's levels and indices, so the page asks for them exactly as it
+//! asks `schedlens view`. Whole levels are added from the one that shows the trace in a
+//! single tile down, while they fit (a level costs about twice the one above it, so the
+//! next is not computed when it cannot fit); then, with what is left, the levels the
+//! page zooms to when one clicks each of `check`'s top incidents.
+
+use crate::bundle::Bundle;
+use analysis::TaskFilter;
+use figures::timeline::Coloring;
+use model::{Cpu, Model, Nanos};
+use view::pyramid::Pyramid;
+use view::tiles::{Layers, TilePlace, TileRequest, tile};
+
+/// Columns of a tile (what the viewer's page asks for).
+pub const TILE_COLUMNS: u32 = 512;
+/// A level with more tiles than this is not embedded whole.
+const MAX_TILES_PER_LEVEL: i64 = 1024;
+/// Incidents whose zoomed view is embedded at most.
+const MAX_INCIDENTS: usize = 40;
+/// The plot width (CSS px) assumed when working out the level an incident is shown at.
+const ASSUMED_PLOT_PX: f64 = 1200.0;
+
+/// What one trace's tiles cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Coverage {
+    /// The coarsest level (the whole trace in one or two tiles).
+    pub top: u32,
+    /// The finest level embedded for the whole trace.
+    pub finest: u32,
+    /// Incidents (by rank, from 1) whose zoomed view is embedded.
+    pub incidents: Vec<usize>,
+}
+
+/// One trace's tiles and where its times are measured from.
+pub struct TileSource<'a> {
+    pub trace: usize,
+    pub model: &'a Model,
+    pub origin: Nanos,
+    pub pyramid: &'a Pyramid,
+}
+
+impl TileSource<'_> {
+    /// `[start, end)` of the trace in ns from the origin.
+    fn bounds(&self) -> (i64, i64) {
+        let rel = |t: Nanos| (i128::from(t.0) - i128::from(self.origin.0)) as i64;
+        (rel(self.model.start()), rel(self.model.end()) + 1)
+    }
+
+    /// Indices of the tiles of `level` covering `[start, end)` (clipped to the trace).
+    fn indices(&self, level: u32, start: i64, end: i64) -> std::ops::RangeInclusive<i64> {
+        let (first, last) = self.bounds();
+        let span = i64::from(TILE_COLUMNS) << level;
+        start.max(first).div_euclid(span)..=(end.min(last) - 1).div_euclid(span)
+    }
+
+    /// The coarsest level: every tile level above it shows the trace in one tile.
+    fn top_level(&self) -> u32 {
+        let (first, last) = self.bounds();
+        (0..=view::tiles::MAX_LEVEL)
+            .find(|&level| self.indices(level, first, last).count() <= 2)
+            .unwrap_or(view::tiles::MAX_LEVEL)
+    }
+
+    /// Adds the tiles of `level` with these indices (those not in yet).
+    fn add(&self, bundle: &mut Bundle, level: u32, indices: impl Iterator<Item = i64>) {
+        let cpus: Vec<Cpu> = (0..self.model.cpus().len() as u32).map(Cpu).collect();
+        let filter = TaskFilter::default();
+        for index in indices {
+            let place = TilePlace { level, index, columns: TILE_COLUMNS };
+            let Ok(window) = place.window(self.origin, self.model.start(), self.model.end()) else { continue };
+            let mut kinds = vec![("t", Layers { timeline: true, ..Layers::default() })];
+            if self.pyramid.covers(level) {
+                kinds.push(("rq", Layers { running_waiting: true, runqueue: true, ..Layers::default() }));
+            }
+            for (name, layers) in kinds {
+                let key = tile_key(self.trace, name, level, index);
+                if bundle.contains(&key) {
+                    continue;
+                }
+                let request = TileRequest {
+                    place,
+                    window,
+                    columns: TILE_COLUMNS,
+                    cpus: &cpus,
+                    coloring: &Coloring::ByPid,
+                    filter: &filter,
+                    layers,
+                    highlight: &[],
+                    pyramid: Some(self.pyramid),
+                };
+                bundle.add(key, &tile(self.model, &request));
+            }
+        }
+    }
+}
+
+/// The part name of a tile, as the page's data source looks it up.
+pub fn tile_key(trace: usize, layers: &str, level: u32, index: i64) -> String {
+    format!("{trace}/{layers}/{level}/{index}")
+}
+
+/// Adds a trace's tiles until the bundle reaches `budget` compressed bytes. `incidents`
+/// are `[start, end)` in ns from the origin, most important first.
+pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incidents: &[(i64, i64)]) -> Coverage {
+    let (first, last) = source.bounds();
+    let top = source.top_level();
+    let mut finest = top;
+    // Sizes of the last two levels added, to predict the next one's.
+    let mut sizes: Vec<usize> = Vec::new();
+    for level in (0..=top).rev() {
+        let indices = source.indices(level, first, last);
+        if indices.clone().count() as i64 > MAX_TILES_PER_LEVEL {
+            break;
+        }
+        if let [.., before, last_size] = sizes[..] {
+            let growth = (last_size as f64 / before.max(1) as f64).clamp(1.0, 4.0);
+            if bundle.size() + (last_size as f64 * growth) as usize > budget {
+                break;
+            }
+        }
+        let (mark, before) = (bundle.mark(), bundle.size());
+        source.add(bundle, level, indices);
+        if bundle.size() > budget && level != top {
+            bundle.roll_back(mark);
+            break;
+        }
+        sizes.push(bundle.size() - before);
+        finest = level;
+    }
+    let mut zoomed = Vec::new();
+    for (rank, &(start, end)) in incidents.iter().enumerate().take(MAX_INCIDENTS) {
+        let length = (end - start).max(1000);
+        let (from, to) = (start - length / 2, end + length / 2);
+        let level = ((2 * length) as f64 / ASSUMED_PLOT_PX).log2().floor().max(0.0) as u32;
+        if level >= finest {
+            zoomed.push(rank + 1);
+            continue;
+        }
+        let mark = bundle.mark();
+        for level in [level + 1, level] {
+            source.add(bundle, level, source.indices(level, from, to));
+        }
+        if bundle.size() > budget {
+            bundle.roll_back(mark);
+            break;
+        }
+        zoomed.push(rank + 1);
+    }
+    Coverage { top, finest, incidents: zoomed }
+}

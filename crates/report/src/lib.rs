@@ -1,0 +1,137 @@
+//! `schedlens report`: one self-contained HTML file that tells the story of one or several
+//! traces, to attach to a bug report or a mailing-list post — the trace and the machine,
+//! the timeline and running/waiting plot to zoom, pan and hover, `check`'s incidents
+//! linked to the timeline, per-command and per-CPU statistics, the migration heat map,
+//! and with several traces the `compare` table.
+//!
+//! The interactive part is `schedlens view`'s own page (crates/view/web) fed by a second
+//! data source: instead of asking the server for tiles, it inflates them from a
+//! level-of-detail pyramid embedded in the file (`embed`, built with the viewer's tile
+//! code), as deep as the size budget allows. The rest is plain HTML written here, so it
+//! reads without script. The same input gives the same bytes.
+
+mod bundle;
+mod document;
+mod embed;
+mod page;
+
+pub use embed::{Coverage, TILE_COLUMNS};
+
+use analysis::check::{CheckRequest, Findings, check};
+use analysis::stats::{Grouping, Stats};
+use analysis::{TaskFilter, Window};
+use bundle::Bundle;
+use model::{Marker, Model, Nanos, Pid, Topology};
+use view::pyramid::Pyramid;
+
+/// One trace to report on, as the command line prepared it.
+pub struct ReportTrace {
+    /// Shown as its title (the file name).
+    pub name: String,
+    /// What `schedlens info` says of the file and the machine: (label, text) lines.
+    pub description: Vec<(String, String)>,
+    pub model: Model,
+    pub topology: Option<Topology>,
+    /// Times are shown in seconds from here.
+    pub origin: Nanos,
+    /// Trace markers to show on the timeline.
+    pub markers: Vec<Marker>,
+    /// The traced command's pid when the recording says (for `compare`'s workload).
+    pub command_pid: Option<Pid>,
+}
+
+/// How the report is made.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The file's size at most, in bytes (the top level of each trace's pyramid is kept
+    /// even when it alone is larger).
+    pub size_budget: usize,
+    /// Rows in socket order at first (when the topology is known).
+    pub socket_order: bool,
+}
+
+/// `check`'s incidents shorter than this are left out (its default `--min-duration`).
+pub const MIN_INCIDENT: Nanos = Nanos(4_000_000);
+
+/// A finished report.
+pub struct Report {
+    pub html: Vec<u8>,
+    /// Per trace, what its embedded tiles cover.
+    pub coverage: Vec<Coverage>,
+}
+
+/// What the report says of one trace, computed once.
+struct Analysis {
+    findings: Findings,
+    stats: Stats,
+    pyramid: Pyramid,
+}
+
+impl Analysis {
+    fn of(trace: &ReportTrace) -> Analysis {
+        let model = &trace.model;
+        let window = Window::new(model.start(), Nanos(model.end().0 + 1));
+        let filter = TaskFilter::default();
+        let findings = check(model, &CheckRequest { window, filter: &filter, min_duration: MIN_INCIDENT });
+        let stats = analysis::stats::compute(model, window, &filter, Grouping::Command);
+        let pyramid = Pyramid::build(model, trace.origin, &filter);
+        Analysis { findings, stats, pyramid }
+    }
+}
+
+/// Stages of the work, for a progress display.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Checking and summing up trace `n` (from 0).
+    Analysing(usize),
+    /// Computing the tiles of trace `n`.
+    Tiles(usize),
+    Comparing,
+}
+
+/// Writes the report of `traces` (at least one).
+pub fn build(traces: &[ReportTrace], options: &Options, progress: &mut dyn FnMut(Stage)) -> Report {
+    let analyses: Vec<Analysis> = traces
+        .iter()
+        .enumerate()
+        .map(|(n, trace)| {
+            progress(Stage::Analysing(n));
+            Analysis::of(trace)
+        })
+        .collect();
+    let comparisons = if traces.len() > 1 {
+        progress(Stage::Comparing);
+        page::comparisons(traces)
+    } else {
+        Vec::new()
+    };
+    let shell = page::Shell::new(traces, &analyses, &comparisons, options);
+    let mut bundle = Bundle::default();
+    // The document is compressed last (it lists the tiles); its size without them, and
+    // room for its tile list, are kept aside.
+    let reserve = shell.fixed_size() + document::estimate(traces, &analyses) + 64 * 1024;
+    let tile_budget = (options.size_budget.saturating_sub(reserve) / 4 * 3) / traces.len().max(1);
+    let mut coverage = Vec::with_capacity(traces.len());
+    for (n, (trace, analysis)) in traces.iter().zip(&analyses).enumerate() {
+        progress(Stage::Tiles(n));
+        let source =
+            embed::TileSource { trace: n, model: &trace.model, origin: trace.origin, pyramid: &analysis.pyramid };
+        let incidents: Vec<(i64, i64)> = analysis
+            .findings
+            .incidents
+            .iter()
+            .map(|i| (relative(i.start, trace.origin), relative(i.end, trace.origin)))
+            .collect();
+        let budget = bundle.size() + tile_budget;
+        coverage.push(embed::embed(&source, &mut bundle, budget, &incidents));
+    }
+    let doc = document::document(traces, &analyses, &coverage, &bundle, options);
+    bundle.add("doc".into(), doc.as_bytes());
+    let html = shell.finish(&bundle);
+    Report { html, coverage }
+}
+
+/// `time` in ns from `origin`.
+fn relative(time: Nanos, origin: Nanos) -> i64 {
+    (i128::from(time.0) - i128::from(origin.0)) as i64
+}

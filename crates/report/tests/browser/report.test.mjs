@@ -1,0 +1,168 @@
+// `schedlens report` in a real browser: Debian's Chromium, headless, over the DevTools
+// protocol (the viewer's cdp.mjs), offline. A report of real fixtures is opened from
+// file:// and must draw completely, zoom, hover, link incidents to the timeline, sort
+// tables and draw the heat map, with no request leaving the page.
+//
+//   SCHEDLENS_BIN=target/debug/schedlens node --test crates/report/tests/browser/
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Browser, findChromium } from '../../../view/tests/browser/cdp.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '../../../..');
+const traces = join(root, 'testdata/traces');
+const bin = process.env.SCHEDLENS_BIN ? join(process.cwd(), process.env.SCHEDLENS_BIN) : join(root, 'target/debug/schedlens');
+const chromium = findChromium();
+const skip = !chromium ? 'no Chromium installed (apt-get install chromium)' : !existsSync(bin) ? `no schedlens binary at ${bin} (cargo build)` : false;
+if (skip) console.log(`# report browser tests skipped: ${skip}`);
+
+/** Writes a report of fixtures; its path. */
+function report(dir, name, files, extra = []) {
+  const out = join(dir, name);
+  const run = spawnSync(bin, ['report', '-o', out, ...extra, ...files.map((f) => join(traces, f))], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  return out;
+}
+
+/** Opens a report offline, recording every request; waits until all it shows is drawn. */
+async function open(browser, path) {
+  const page = await browser.newPage({ width: 1400, height: 1000 });
+  const requests = [];
+  browser.listeners.add((message) => {
+    if (message.sessionId === page.sessionId && message.method === 'Network.requestWillBeSent') requests.push(message.params.request.url);
+  });
+  await page.send('Network.enable');
+  await page.send('Network.emulateNetworkConditions', { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  const url = pathToFileURL(path).href;
+  await page.goto(url);
+  await page.waitFor("document.body.dataset.ready === '1'");
+  await settled(page);
+  return { page, requests, url };
+}
+
+async function settled(page) {
+  await page.waitFor('window.schedlens.complete && !window.schedlens.frame');
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+}
+
+/** Page coordinates of time t (ns from the origin) on a CPU's row of trace `trace`. */
+function point(page, trace, cpu, t) {
+  return page.evaluate(`(() => {
+    const app = window.schedlens, view = app.views[${trace}];
+    const rect = view.overlay.getBoundingClientRect();
+    const g = view.geometry, scale = app.scale();
+    const rows = view.rows(), at = rows.findIndex((r) => r.cpu === ${cpu});
+    const y = g.timeline.top + (rows.length - 1 - at + 0.5) * view.heights.row;
+    return { x: rect.left + g.x0 + scale.x(${t}), y: rect.top + y };
+  })()`);
+}
+
+/** Share of the timeline's pixels that are not background. */
+function painted(page, trace = 0) {
+  return page.evaluate(`(() => {
+    const view = window.schedlens.views[${trace}], g = view.geometry, d = view.dpr;
+    const ctx = view.base.getContext('2d');
+    const w = Math.round(g.plotWidth * d), h = Math.round(g.timeline.height * d);
+    const data = ctx.getImageData(Math.round(g.x0 * d), Math.round(g.timeline.top * d), w, h).data;
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) if (!(data[i] === 255 && data[i + 1] === 255 && data[i + 2] === 255)) n++;
+    return n / (w * h);
+  })()`);
+}
+
+describe('schedlens report in Chromium', { skip }, () => {
+  let browser;
+  let dir;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'schedlens-report-'));
+    browser = await Browser.launch(chromium);
+  });
+  after(async () => {
+    if (browser) await browser.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the same trace gives the same bytes', () => {
+    const a = report(dir, 'a.html', ['scenario-overload-v7zstd.dat']);
+    const b = report(dir, 'b.html', ['scenario-overload-v7zstd.dat']);
+    assert.ok(readFileSync(a).equals(readFileSync(b)));
+  });
+
+  test('offline from file://: renders completely, zooms, hovers; no request leaves the page', async () => {
+    const path = report(dir, 'hackbench.html', ['hackbench-v7zstd.dat']);
+    const { page, requests, url } = await open(browser, path);
+    assert.deepEqual(page.errors, []);
+    assert.ok((await painted(page)) > 0.03, 'the timeline is drawn');
+    assert.equal(await page.evaluate("document.querySelector('#viewer').dataset.complete"), '1');
+    const before = await page.evaluate('window.schedlens.state.window');
+    // hackbench runs in the last 6% of the trace (after the recording's sleep).
+    const busy = before[1] - 0.03 * (before[1] - before[0]);
+    const centre = await point(page, 0, 0, busy);
+    await page.wheel(centre.x, centre.y, -600);
+    await page.wheel(centre.x, centre.y, -600);
+    await settled(page);
+    const zoomed = await page.evaluate('window.schedlens.state.window');
+    assert.ok(zoomed[1] - zoomed[0] < (before[1] - before[0]) / 2, `zoomed in: ${zoomed} from ${before}`);
+    assert.ok((await painted(page)) > 0.2, 'the zoomed timeline is drawn');
+    // Hover a busy spot: the tooltip names a task from the embedded colours.
+    let named = '';
+    for (const share of [0.7, 0.8, 0.9, 0.6, 0.75, 0.85, 0.5]) {
+      const at = await point(page, 0, 1, zoomed[0] + share * (zoomed[1] - zoomed[0]));
+      await page.move(at.x, at.y);
+      named = await page.waitFor("(() => { const t = document.querySelector('#tooltip'); return !t.hidden && t.textContent; })()").catch(() => '');
+      if (/hackbench:\d+/.test(named)) break;
+    }
+    assert.match(named, /hackbench:\d+/);
+    // Far beyond the embedded pyramid the page says so, and still draws.
+    await page.evaluate(`window.schedlens.setWindow([${zoomed[0]}, ${zoomed[0]} + 20000])`);
+    await settled(page);
+    assert.equal(await page.evaluate("document.querySelector('#viewer').dataset.beyond"), '1');
+    assert.match(await page.evaluate("document.querySelector('#resolution').textContent"), /schedlens view/);
+    assert.ok(requests.includes(url), `the page's own load is seen: ${requests.slice(0, 3)}`);
+    const outside = requests.filter((r) => r !== url && !r.startsWith('data:'));
+    assert.deepEqual(outside, [], 'no request leaves the page');
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test('incidents link to the timeline; tables sort; the heat map is drawn', async () => {
+    const path = report(dir, 'overload.html', ['scenario-overload-v7zstd.dat']);
+    const { page } = await open(browser, path);
+    const links = await page.evaluate("document.querySelectorAll('a.show-incident').length");
+    assert.ok(links > 0, 'incidents are listed');
+    await page.evaluate("document.querySelector('a.show-incident').click()");
+    await settled(page);
+    const selected = await page.evaluate('window.schedlens.state.incident');
+    assert.deepEqual(selected, { trace: 0, rank: 1 });
+    const incident = await page.evaluate('window.schedlens.incidents[0].incidents[0]');
+    const window = await page.evaluate('window.schedlens.state.window');
+    assert.ok(window[0] <= incident.start && window[1] >= incident.end, 'the timeline shows the incident');
+    const first = () => page.evaluate("document.querySelector('table.sortable tbody tr td').textContent");
+    const order = async () => page.evaluate("[...document.querySelector('table.sortable').tBodies[0].rows].map((r) => Number(r.cells[3].dataset.v))");
+    await page.evaluate("document.querySelector('table.sortable th:nth-child(4)').click()");
+    const switches = await order();
+    assert.deepEqual(switches, [...switches].sort((a, b) => b - a), 'sorted by switches, most first');
+    await page.evaluate("document.querySelector('table.sortable th:nth-child(1)').click()");
+    assert.ok((await first()) <= (await page.evaluate("document.querySelector('table.sortable tbody tr:last-child td').textContent")));
+    const heat = await page.evaluate("(() => { const c = document.querySelector('canvas.migration-map'); return c.width > 0 && c.height > 0; })()");
+    assert.ok(heat);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test('two traces on one time scale with the comparison table', async () => {
+    const path = report(dir, 'two.html', ['hackbench-v7zstd.dat', 'hackbench-v6.dat']);
+    const { page } = await open(browser, path);
+    assert.equal(await page.evaluate('window.schedlens.views.length'), 2);
+    assert.ok((await painted(page, 1)) > 0.01, 'the second trace is drawn');
+    assert.ok(await page.evaluate("document.querySelectorAll('#comparison table.sortable tbody tr').length > 0"));
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+});
