@@ -50,25 +50,36 @@ impl TileSource<'_> {
     }
 
     /// Indices of the tiles of `level` covering `[start, end)` (clipped to the trace).
-    fn indices(&self, level: u32, start: i64, end: i64) -> std::ops::RangeInclusive<i64> {
+    fn indices(&self, level: u32, start: i64, end: i64) -> Vec<i64> {
         let (first, last) = self.bounds();
         let span = i64::from(TILE_COLUMNS) << level;
-        start.max(first).div_euclid(span)..=(end.min(last) - 1).div_euclid(span)
+        let (from, to) = (start.max(first).div_euclid(span), (end.min(last) - 1).div_euclid(span));
+        if to - from >= MAX_TILES_PER_LEVEL {
+            return (from..from + MAX_TILES_PER_LEVEL + 1).collect();
+        }
+        (from..=to).collect()
     }
 
     /// The coarsest level: every tile level above it shows the trace in one tile.
     fn top_level(&self) -> u32 {
         let (first, last) = self.bounds();
         (0..=view::tiles::MAX_LEVEL)
-            .find(|&level| self.indices(level, first, last).count() <= 2)
+            .find(|&level| self.indices(level, first, last).len() <= 2)
             .unwrap_or(view::tiles::MAX_LEVEL)
     }
 
-    /// Adds the tiles of `level` with these indices (those not in yet).
-    fn add(&self, bundle: &mut Bundle, level: u32, indices: impl Iterator<Item = i64>) {
+    /// Adds the tiles of `level` with these indices (those not in yet) while the bundle
+    /// stays within `budget`, predicting the level's size from its first eighth added
+    /// (so a level that cannot fit is given up early); whether all were added.
+    fn add_within(&self, bundle: &mut Bundle, level: u32, indices: &[i64], budget: usize) -> bool {
+        let (count, start) = (indices.len(), bundle.size());
         let cpus: Vec<Cpu> = (0..self.model.cpus().len() as u32).map(Cpu).collect();
         let filter = TaskFilter::default();
-        for index in indices {
+        for (done, &index) in indices.iter().enumerate() {
+            let added = bundle.size() - start;
+            if bundle.size() > budget || (done >= count.div_ceil(8) && start + added * count / done > budget) {
+                return false;
+            }
             let place = TilePlace { level, index, columns: TILE_COLUMNS };
             let Ok(window) = place.window(self.origin, self.model.start(), self.model.end()) else { continue };
             let mut kinds = vec![("t", Layers { timeline: true, ..Layers::default() })];
@@ -94,6 +105,7 @@ impl TileSource<'_> {
                 bundle.add(key, &tile(self.model, &request));
             }
         }
+        bundle.size() <= budget
     }
 }
 
@@ -112,7 +124,8 @@ pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incide
     let mut sizes: Vec<usize> = Vec::new();
     for level in (0..=top).rev() {
         let indices = source.indices(level, first, last);
-        if indices.clone().count() as i64 > MAX_TILES_PER_LEVEL {
+        let count = indices.len();
+        if count as i64 > MAX_TILES_PER_LEVEL {
             break;
         }
         if let [.., before, last_size] = sizes[..] {
@@ -122,8 +135,7 @@ pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incide
             }
         }
         let (mark, before) = (bundle.mark(), bundle.size());
-        source.add(bundle, level, indices);
-        if bundle.size() > budget && level != top {
+        if !source.add_within(bundle, level, &indices, budget) && level != top {
             bundle.roll_back(mark);
             break;
         }
@@ -140,10 +152,9 @@ pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incide
             continue;
         }
         let mark = bundle.mark();
-        for level in [level + 1, level] {
-            source.add(bundle, level, source.indices(level, from, to));
-        }
-        if bundle.size() > budget {
+        let fits =
+            [level + 1, level].into_iter().all(|l| source.add_within(bundle, l, &source.indices(l, from, to), budget));
+        if !fits {
             bundle.roll_back(mark);
             break;
         }

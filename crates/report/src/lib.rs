@@ -72,9 +72,17 @@ impl Analysis {
         let model = &trace.model;
         let window = Window::new(model.start(), Nanos(model.end().0 + 1));
         let filter = TaskFilter::default();
-        let findings = check(model, &CheckRequest { window, filter: &filter, min_duration: MIN_INCIDENT });
-        let stats = analysis::stats::compute(model, window, &filter, Grouping::Command);
-        let pyramid = Pyramid::build(model, trace.origin, &filter);
+        // The checks leave cores idle in their serial parts: the base columns are swept
+        // meanwhile.
+        let (findings, (stats, pyramid)) = std::thread::scope(|scope| {
+            let request = CheckRequest { window, filter: &filter, min_duration: MIN_INCIDENT };
+            let findings = scope.spawn(move || check(model, &request));
+            let rest = (
+                analysis::stats::compute(model, window, &filter, Grouping::Command),
+                Pyramid::build(model, trace.origin, &filter),
+            );
+            (findings.join().expect("check does not panic"), rest)
+        });
         Analysis { findings, stats, pyramid }
     }
 }
