@@ -32,7 +32,7 @@ struct CpuSummary {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let trace = Trace::open(&args.trace)?;
+    let trace = crate::common::open_trace(&args.trace)?;
     let summaries = scan(&trace);
     print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
     let damage: Vec<tracedat::Error> = summaries.into_iter().flat_map(|s| s.damage).collect();
@@ -49,20 +49,27 @@ fn scan(trace: &Trace) -> Vec<CpuSummary> {
     let results = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len().max(1));
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                while let Some((buffer, cpu)) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed)) {
-                    let summary = scan_cpu(trace, buffer, *cpu, &bytes_done);
-                    results.lock().expect("no worker panics holding it").push(summary);
-                }
-            });
-        }
-        while results.lock().expect("no worker panics holding it").len() < jobs.len() {
+        let workers: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    while let Some((buffer, cpu)) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed)) {
+                        let summary = scan_cpu(trace, buffer, *cpu, &bytes_done);
+                        results.lock().unwrap_or_else(|e| e.into_inner()).push(summary);
+                    }
+                })
+            })
+            .collect();
+        // Until every worker is done, finished or not: a worker that panicked passes its
+        // panic on at the join below instead of leaving this loop waiting for its results.
+        while !workers.iter().all(|w| w.is_finished()) {
             progress.set(bytes_done.load(Ordering::Relaxed));
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        for worker in workers {
+            worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
     });
-    let mut summaries = results.into_inner().expect("workers finished");
+    let mut summaries = results.into_inner().unwrap_or_else(|e| e.into_inner());
     summaries.sort_by(|a, b| (&a.buffer, a.cpu).cmp(&(&b.buffer, b.cpu)));
     summaries
 }
@@ -86,7 +93,7 @@ fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> Cp
                 summary.last = Some(event.ts);
             }
             Item::Lost(lost) => match lost.count {
-                Some(n) => summary.lost_known += n,
+                Some(n) => summary.lost_known = summary.lost_known.saturating_add(n),
                 None => summary.lost_unknown_pages += 1,
             },
         }
@@ -197,8 +204,9 @@ fn lost_text(s: &CpuSummary) -> String {
 }
 
 fn print_losses(out: &mut dyn Write, summaries: &[CpuSummary]) -> std::io::Result<()> {
-    let known: u64 = summaries.iter().map(|s| s.lost_known).sum();
-    let unknown: u64 = summaries.iter().map(|s| s.lost_unknown_pages).sum();
+    // Saturating: a damaged page can claim u64::MAX lost events.
+    let known = summaries.iter().map(|s| s.lost_known).fold(0, u64::saturating_add);
+    let unknown = summaries.iter().map(|s| s.lost_unknown_pages).fold(0, u64::saturating_add);
     match (known, unknown) {
         (0, 0) => writeln!(out, "lost events:  none")?,
         (n, 0) => writeln!(out, "lost events:  {n}")?,
