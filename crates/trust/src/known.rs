@@ -27,38 +27,17 @@ pub struct KnownFailure {
 }
 
 /// Known failures, to be emptied as they are fixed.
-pub const KNOWN_FAILURES: &[KnownFailure] = &[
-    KnownFailure {
-        name: "stale runqueue entry after lost events",
-        file: "crates/model/src/tracker.rs",
-        message: "index out of bounds",
-        reproducers: &["fuzz/regressions/sched_model/tracker-stale-queue-index-after-lost-events"],
-        diagnosis: "After lost events on CPU 0, its first sched_switch switches out a task T that the \
-                    model has waiting in CPU 1's runqueue (woken there before the loss). \
-                    Tracker::switch (Uncertain branch) calls leave_cpu -> enqueue(T, CPU 0) without \
-                    ending T's wait on CPU 1: T stays in CPU 1's `queued` list while its state \
-                    (Runnable { queue: CPU 0, piece }) indexes CPU 0's queue pieces. When CPU 1 later \
-                    shows idle for over 1 ms, run_stale_queue(CPU 1) reads CPU 1's `queue.start[piece]` \
-                    with CPU 0's piece index: out of bounds when CPU 0's queue is longer (the issue's \
-                    `len is 76846 but the index is 92120`), a wrong wait otherwise. The reproducer, 11 \
-                    events on 2 CPUs: CPU 1 runs X, wakes T onto CPU 1; CPU 0 runs Y, wakes U and V \
-                    onto CPU 0; CPU 0 loses events; CPU 0 switches T (prev_state R) -> Y; CPU 1 \
-                    switches X (S) -> idle; 2 ms later an event on CPU 1 shows idle: `len is 1 but \
-                    the index is 2`. Fix in the tracker: end (or move) a task's existing wait before \
-                    enqueueing it again, and look pieces up in the task's own queue.",
-    },
-    KnownFailure {
-        name: "lost-event counts overflow",
-        file: "crates/model/src/tracker.rs",
-        message: "attempt to add with overflow",
-        reproducers: &["fuzz/regressions/sched_model/tracker-lost-count-overflow"],
-        diagnosis: "Tracker::lost adds each page's lost-event count to CpuTimeline::lost_events with `+=`. \
+pub const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
+    name: "lost-event counts overflow",
+    file: "crates/model/src/tracker.rs",
+    message: "attempt to add with overflow",
+    reproducers: &["fuzz/regressions/sched_model/tracker-lost-count-overflow"],
+    diagnosis: "Tracker::lost adds each page's lost-event count to CpuTimeline::lost_events with `+=`. \
                 The count is read from the ring-buffer page (a long after the data), so a damaged page \
                 can say u64::MAX: the second loss on that CPU overflows (debug builds panic, release builds \
                 wrap to a small count). Fix in the tracker: saturating_add, and an anomaly for an \
                 implausible count.",
-    },
-];
+}];
 
 /// A panic: where and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
