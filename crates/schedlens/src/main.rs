@@ -131,6 +131,23 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
+/// Prints the damage a stream found, returning whether there was any.
+pub fn report_damage(damage: &[tracedat::Error]) -> Outcome {
+    const SHOWN: usize = 10;
+    for error in damage.iter().take(SHOWN) {
+        eprintln!("schedlens: warning: {error}");
+    }
+    if damage.len() > SHOWN {
+        eprintln!("schedlens: warning: ... and {} more damaged places", damage.len() - SHOWN);
+    }
+    if damage.is_empty() {
+        Outcome::Complete
+    } else {
+        eprintln!("schedlens: warning: the input is damaged; results cover what could be read");
+        Outcome::Partial
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,22 +183,5 @@ mod tests {
         let error = usage("--dpi 0 is out of range").context("graph");
         assert!(error.is::<Usage>());
         assert!(!anyhow::anyhow!("x").is::<Usage>());
-    }
-}
-
-/// Prints the damage a stream found, returning whether there was any.
-pub fn report_damage(damage: &[tracedat::Error]) -> Outcome {
-    const SHOWN: usize = 10;
-    for error in damage.iter().take(SHOWN) {
-        eprintln!("schedlens: warning: {error}");
-    }
-    if damage.len() > SHOWN {
-        eprintln!("schedlens: warning: ... and {} more damaged places", damage.len() - SHOWN);
-    }
-    if damage.is_empty() {
-        Outcome::Complete
-    } else {
-        eprintln!("schedlens: warning: the input is damaged; results cover what could be read");
-        Outcome::Partial
     }
 }
