@@ -51,7 +51,7 @@ flags=(--sanitizer none --debug-assertions)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# fuzz TARGET EXTRA_LIBFUZZER_ARGS... : one fuzzer, its log in $logs/TARGET.log.
+# fuzz TARGET SECONDS INPUT_DIR...: one fuzzer, its log in $logs/TARGET.log.
 fuzz() {
     local target=$1 seconds=$2
     shift 2
