@@ -92,13 +92,13 @@ impl WindowRequest {
     /// an error, not an empty result.
     pub fn resolve(&self, model: &Model) -> Result<(Window, Nanos), WindowError> {
         self.validate()?;
-        let origin = if self.after_sleep { model.after_sleep()? } else { model.start };
+        let origin = if self.after_sleep { model.after_sleep()? } else { model.start() };
         let start = self.min_s.map_or(origin, |s| origin + Nanos::from_secs_f64(s));
         // `end` is the last event's time: the window ends just after it.
-        let trace_end = model.end + Nanos(1);
+        let trace_end = model.end() + Nanos(1);
         if let Some(min) = self.min_s.filter(|_| start >= trace_end) {
             let origin_name = if self.after_sleep { "end of the initial sleep" } else { "trace's first event" };
-            let end_s = model.end.saturating_sub(origin).as_secs_f64();
+            let end_s = model.end().saturating_sub(origin).as_secs_f64();
             return Err(WindowError::PastTheEnd { min, end_s, origin: origin_name });
         }
         let end = self.max_s.map_or(trace_end, |s| origin + Nanos::from_secs_f64(s));
@@ -120,9 +120,9 @@ impl TaskFilter {
         if task == TaskId::IDLE {
             return false;
         }
-        let info = model.tasks.get(task);
+        let info = model.tasks().get(task);
         let named =
-            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms.name(comm).starts_with(prefix.as_str()));
+            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms().name(comm).starts_with(prefix.as_str()));
         (!self.forked_only || info.forked) && self.command_prefix.as_ref().is_none_or(named)
     }
 }
@@ -180,6 +180,6 @@ mod tests {
         let error =
             WindowRequest { after_sleep: true, ..WindowRequest::default() }.resolve(&two_seconds()).unwrap_err();
         assert!(std::error::Error::source(&error).is_none(), "shown in the text, so not a source too");
-        assert_eq!(error.to_string(), format!("--after-sleep: {}", AfterSleepError::NoExec));
+        assert_eq!(error.to_string(), format!("--after-sleep: {}", AfterSleepError::NoSleep));
     }
 }

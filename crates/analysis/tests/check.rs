@@ -24,9 +24,9 @@ fn a_migration_to_cpu_60000_does_not_make_a_60001_square_matrix() {
     let request = CheckRequest { window, filter: &TaskFilter::default(), min_duration: Nanos(0) };
     let findings = check(&model, &request);
     let matrix = &findings.migrations;
-    assert_eq!(matrix.cpus, model.cpus.len());
+    assert_eq!(matrix.cpus, model.cpus().len());
     assert!(matrix.get(Cpu(0), Cpu(1)) >= 1);
     assert!(matrix.pairs.len() <= 3, "{:?}", matrix.pairs);
-    assert_eq!(matrix.total() + matrix.outside, model.migrations.len() as u64);
-    assert_eq!(matrix.dense(1024).is_some(), model.cpus.len() <= 1024);
+    assert_eq!(matrix.total() + matrix.outside, model.migrations().len() as u64);
+    assert_eq!(matrix.dense(1024).is_some(), model.cpus().len() <= 1024);
 }

@@ -6,7 +6,7 @@ use crate::progress::Progress;
 use crate::{Outcome, usage};
 use analysis::{TaskFilter, Window, WindowError, WindowRequest};
 use anyhow::{Context, Result, bail};
-use model::{Model, Nanos};
+use model::{Detail, Model, Nanos};
 use std::path::Path;
 use tracedat::{Selection, Trace};
 
@@ -78,11 +78,12 @@ pub struct Loaded {
     pub outcome: Outcome,
 }
 
-/// Opens a trace and builds its model, showing progress and printing warnings.
-pub fn load_model(path: &Path) -> Result<Loaded> {
+/// Opens a trace and builds its model with the tables `detail` asks for, showing
+/// progress and printing warnings.
+pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
     let trace = open_trace(path)?;
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "reading");
-    let (model, report) = Model::build(&trace, &mut |done| progress.set(done))?;
+    let (model, report) = Model::build(&trace, detail, &mut |done| progress.set(done))?;
     drop(progress);
     let name = path.display();
     if report.unknown_events > 0 {
@@ -92,15 +93,15 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
         eprintln!("schedlens: warning: {name}: {event} lacks fields the model needs; its events were skipped");
     }
     // Saturating: a damaged page can claim u64::MAX lost events.
-    let lost = model.cpus.iter().map(|c| c.lost_events).fold(0, u64::saturating_add);
-    let lost_unknown = model.cpus.iter().map(|c| c.lost_unknown).fold(0, u64::saturating_add);
+    let lost = model.cpus().iter().map(|c| c.lost_events()).fold(0, u64::saturating_add);
+    let lost_unknown = model.cpus().iter().map(|c| c.lost_unknown()).fold(0, u64::saturating_add);
     if lost > 0 || lost_unknown > 0 {
         eprintln!(
             "schedlens: warning: {name}: the kernel lost {lost} events{}; the CPUs' state after each loss is uncertain until their next sched_switch",
             if lost_unknown > 0 { format!(" (plus {lost_unknown} losses of unknown size)") } else { String::new() }
         );
     }
-    for (anomaly, count, first) in model.anomalies.iter() {
+    for (anomaly, count, first) in model.anomalies().iter() {
         if anomaly.severity() == model::Severity::Warning {
             eprintln!("schedlens: warning: {name}: {count} x {} (first at {first})", anomaly.description());
         }

@@ -1,5 +1,5 @@
-//! Panics the harness has found and that are fixed elsewhere (the model's tracker is being
-//! rewritten, issue 12): [`KNOWN_FAILURES`] is the one list of them. While a failure is
+//! Panics the harness has found and that are to be fixed elsewhere (in a crate another
+//! stream of work owns): [`KNOWN_FAILURES`] is the one list of them. While a failure is
 //! listed, the fuzzer and the tests tolerate panics that match it, so CI stays green and
 //! everything else stays checked; each listed reproducer must still fail, so an entry
 //! that has been fixed is noticed and removed. The goal is an empty list.
@@ -26,18 +26,10 @@ pub struct KnownFailure {
     pub diagnosis: &'static str,
 }
 
-/// Known failures, to be emptied as they are fixed.
-pub const KNOWN_FAILURES: &[KnownFailure] = &[KnownFailure {
-    name: "lost-event counts overflow",
-    file: "crates/model/src/tracker.rs",
-    message: "attempt to add with overflow",
-    reproducers: &["fuzz/regressions/sched_model/tracker-lost-count-overflow"],
-    diagnosis: "Tracker::lost adds each page's lost-event count to CpuTimeline::lost_events with `+=`. \
-                The count is read from the ring-buffer page (a long after the data), so a damaged page \
-                can say u64::MAX: the second loss on that CPU overflows (debug builds panic, release builds \
-                wrap to a small count). Fix in the tracker: saturating_add, and an anomaly for an \
-                implausible count.",
-}];
+/// Known failures, to be emptied as they are fixed. Empty: the last one (lost-event counts
+/// that overflowed in the tracker) was fixed by the model's rewrite; its reproducer stays
+/// in `fuzz/regressions/sched_model/` as a regression input.
+pub const KNOWN_FAILURES: &[KnownFailure] = &[];
 
 /// A panic: where and what.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use analysis::{TaskFilter, Window, WindowRequest};
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Model, Nanos, Topology};
+use model::{Detail, Model, Nanos, Topology};
 use render::{Document, Format, PngOptions, Scene};
 use tracedat::Trace;
 
@@ -52,7 +52,7 @@ pub fn run_script(script: &Script) -> Outcome {
 /// Builds the model of `trace` and runs every analysis and figure on it as `view` asks;
 /// with `render`, writes the figures as SVG too.
 pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
-    let (model, report) = match Model::build(trace, &mut |_| {}) {
+    let (model, report) = match Model::build(trace, Detail::FULL, &mut |_| {}) {
         Ok(built) => built,
         Err(error) => return Outcome::NoModel(error.to_string()),
     };
@@ -61,16 +61,16 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     let mut summary = Summary {
         events: report.events,
         damaged_places: report.damage.len(),
-        cpus: model.cpus.len(),
-        tasks: model.tasks.len(),
+        cpus: model.cpus().len(),
+        tasks: model.tasks().len(),
         ..Summary::default()
     };
     for grouping in [Grouping::Command, Grouping::Task] {
         summary.stats_rows += stats::compute(&model, window, &filter, grouping).rows.len();
     }
     std::hint::black_box(idle_while_waiting(&model, window, &filter));
-    let topology = Topology::from_spec("sockets=2,smt=2,layout=interleaved", model.cpu_count).ok();
-    let rows = row_order(model.cpus.len(), topology.as_ref(), view.flags & 16 != 0);
+    let topology = Topology::from_spec("sockets=2,smt=2,layout=interleaved", model.cpu_count()).ok();
+    let rows = row_order(model.cpus().len(), topology.as_ref(), view.flags & 16 != 0);
     let strips = if view.flags & 32 != 0 { rows.clone() } else { Vec::new() };
     for spec in &strips {
         cpu_queue_length(&model, spec.cpu, window, &filter, |_, _, length| {

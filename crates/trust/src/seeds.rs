@@ -5,7 +5,7 @@
 //! (`sleep`, kernel threads, the benchmark), which `check` and `--after-sleep` care about.
 
 use crate::script::{At, Common, CpuField, Layout, MAX_DATA_CPUS, NAMES, Op, PREV_STATES, Script, Task, View};
-use model::{SchedDecoder, SchedEvent};
+use model::{Sched, SchedDecoder};
 use std::collections::HashMap;
 use tracedat::{Cpu, Item, Nanos, Pid, Selection, Trace};
 
@@ -39,7 +39,7 @@ pub fn script_of(trace: &Trace, slice: Slice, layout: Layout, view: View) -> Scr
         }
         match item {
             Item::Event(event) => {
-                let sched = decoder.decode(&event);
+                let sched = decoder.decode(&event).map_names(|name| name.to_bytes());
                 seed.event(&mut script.ops, event.cpu, event.ts, event.pid(), &sched);
             }
             Item::Lost(lost) => {
@@ -64,43 +64,41 @@ struct Seed<'t> {
 }
 
 impl Seed<'_> {
-    fn event(&mut self, ops: &mut Vec<Op>, cpu: Cpu, ts: Nanos, pid: Pid, sched: &SchedEvent<'_>) {
+    fn event(&mut self, ops: &mut Vec<Op>, cpu: Cpu, ts: Nanos, pid: Pid, sched: &Sched<Vec<u8>>) {
         let dt = self.time_step(ops, ts.0);
         let slot = cpu.index() % self.current.len();
         let running = self.task(pid, None);
         let common = if running == self.current[slot] { Common::CURRENT } else { Common(running.0) };
         let at = At { cpu: cpu.0 as u8, dt, common };
         let op = match *sched {
-            SchedEvent::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
+            Sched::Switch { prev_pid, ref prev_comm, prev_state, next_pid, ref next_comm } => {
                 let (prev, next) = (self.task(prev_pid, Some(prev_comm)), self.task(next_pid, Some(next_comm)));
                 self.current[slot] = next;
                 Op::Switch { at, prev, state: state_byte(prev_state), next }
             }
-            SchedEvent::Waking { pid, comm, target_cpu } => {
+            Sched::Waking { pid, ref comm, target_cpu } => {
                 Op::Waking { at, task: self.task(pid, Some(comm)), target: cpu_field(target_cpu) }
             }
-            SchedEvent::Wakeup { pid, comm, target_cpu, .. } => {
+            Sched::Wakeup { pid, ref comm, target_cpu, .. } => {
                 Op::Wakeup { at, task: self.task(pid, Some(comm)), target: cpu_field(target_cpu) }
             }
-            SchedEvent::WakeupNew { pid, comm, target_cpu } => {
+            Sched::WakeupNew { pid, ref comm, target_cpu } => {
                 Op::WakeupNew { at, task: self.task(pid, Some(comm)), target: cpu_field(target_cpu) }
             }
-            SchedEvent::MigrateTask { pid, comm, orig_cpu, dest_cpu } => Op::Migrate {
+            Sched::MigrateTask { pid, ref comm, orig_cpu, dest_cpu } => Op::Migrate {
                 at,
                 task: self.task(pid, Some(comm)),
                 orig: cpu_field(Some(orig_cpu)),
                 dest: cpu_field(Some(dest_cpu)),
             },
-            SchedEvent::Fork { parent_pid, parent_comm, child_pid, child_comm } => Op::Fork {
+            Sched::Fork { parent_pid, ref parent_comm, child_pid, ref child_comm } => Op::Fork {
                 at,
                 parent: self.task(parent_pid, Some(parent_comm)),
                 child: self.task(child_pid, Some(child_comm)),
             },
-            SchedEvent::Exec { pid, filename } => {
-                Op::Exec { at, task: self.task(pid, None), file: file_byte(filename) }
-            }
-            SchedEvent::Exit { pid, comm } => Op::Exit { at, task: self.task(pid, Some(comm)) },
-            SchedEvent::Free { .. } | SchedEvent::Other => Op::Other { at },
+            Sched::Exec { pid, ref filename } => Op::Exec { at, task: self.task(pid, None), file: file_byte(filename) },
+            Sched::Exit { pid, ref comm } => Op::Exit { at, task: self.task(pid, Some(comm)) },
+            Sched::Free { .. } | Sched::Other | Sched::Unreadable => Op::Other { at },
         };
         ops.push(op);
     }
