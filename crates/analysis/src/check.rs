@@ -21,7 +21,7 @@
 
 use crate::occupancy::{IdleWhileWaitingSum, sweep_in_parts};
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Migration, Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
+use model::{Cpu, Migration, Model, Nanos, Pid, SegmentEnd, TaskId, Topology, WaitCause, WaitEnd, WakeupKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What the checks look for.
@@ -133,7 +133,7 @@ pub struct MigrationMatrix {
 
 impl MigrationMatrix {
     pub fn total(&self) -> u64 {
-        self.pairs.iter().map(|&(_, _, n)| n).sum()
+        self.pairs.iter().map(|&(_, _, n)| n).fold(0, u64::saturating_add)
     }
 
     /// The count from `from` to `to`.
@@ -152,6 +152,20 @@ impl MigrationMatrix {
             rows[from.index()][to.index()] = n;
         }
         Some(rows)
+    }
+
+    /// Migrations between sockets and between NUMA nodes of `topology` (pairs with a CPU
+    /// the topology does not place are not counted).
+    pub fn crossings(&self, topology: &Topology) -> (u64, u64) {
+        let mut counts = (0u64, 0u64);
+        for &(from, to, n) in &self.pairs {
+            let (Some(a), Some(b)) = (topology.place(from), topology.place(to)) else {
+                continue;
+            };
+            counts.0 = counts.0.saturating_add(if a.socket != b.socket { n } else { 0 });
+            counts.1 = counts.1.saturating_add(if a.node != b.node { n } else { 0 });
+        }
+        counts
     }
 }
 

@@ -72,7 +72,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let request = CheckRequest { window, filter: &filter, min_duration: Nanos((args.min_duration * 1e6) as u64) };
     let findings = check(model, &request);
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
-    let crossings = topology.as_ref().map(|t| crossings(t, &findings.migrations));
+    let crossings = topology.as_ref().map(|t| findings.migrations.crossings(t));
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -136,19 +136,6 @@ fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Val
 /// JSON holds the dense migration matrix up to this many CPUs (a million cells), and
 /// `null` beyond: `migration_pairs` has the counts at any size.
 const DENSE_JSON_CPUS: usize = 1024;
-
-/// Migrations between sockets and between NUMA nodes.
-fn crossings(topology: &model::Topology, matrix: &MigrationMatrix) -> (u64, u64) {
-    let mut counts = (0, 0);
-    for &(from, to, n) in &matrix.pairs {
-        let (Some(a), Some(b)) = (topology.place(from), topology.place(to)) else {
-            continue;
-        };
-        counts.0 += if a.socket != b.socket { n } else { 0 };
-        counts.1 += if a.node != b.node { n } else { 0 };
-    }
-    counts
-}
 
 fn share(findings: &Findings) -> f64 {
     findings.idle_while_waiting.0 as f64 / findings.window.0.max(1) as f64
@@ -308,6 +295,7 @@ fn write_figures(
             coloring: &Coloring::ByPid,
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let plot = RunningWaitingRequest {
             title,
@@ -318,6 +306,7 @@ fn write_figures(
             per_cpu: &[],
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let (running_waiting, _) = running_waiting_plot(model, &plot);
         for (scene, kind) in [(graph(model, &timeline), "graph"), (running_waiting, "running-waiting")] {

@@ -49,7 +49,7 @@ pub struct WindowArgs {
 
 impl WindowArgs {
     pub fn filter(&self) -> TaskFilter {
-        TaskFilter { forked_only: self.forked, command_prefix: None }
+        TaskFilter { forked_only: self.forked, ..TaskFilter::default() }
     }
 
     fn request(&self) -> WindowRequest {

@@ -62,7 +62,7 @@ fn options(args: &Args) -> Result<RecordOptions> {
     let workload = if args.command.is_empty() {
         Workload::System(args.duration.map(Duration::from_secs_f64))
     } else {
-        Workload::Command { args: args.command.clone(), sleep: args.sleep }
+        Workload::Command { args: args.command.clone(), sleep: args.sleep, log: None }
     };
     Ok(RecordOptions {
         output: args.output.clone(),

@@ -12,7 +12,7 @@ use analysis::{TaskFilter, Window, WindowRequest};
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Detail, Model, Nanos, Topology};
+use model::{Cpu, Detail, Marker, Model, Nanos, Pid, Topology, read_markers};
 use render::{Document, Format, PngOptions, Scene};
 use tracedat::Trace;
 
@@ -56,8 +56,11 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         Ok(built) => built,
         Err(error) => return Outcome::NoModel(error.to_string()),
     };
-    let filter = TaskFilter { forked_only: view.flags & 2 != 0, command_prefix: None };
+    // With after-sleep and forked-only both asked, the tree of the model's first task too.
+    let descendants_of = (view.flags & 3 == 3).then(|| model.tasks().ids().nth(1)).flatten();
+    let filter = TaskFilter { forked_only: view.flags & 2 != 0, command_prefix: None, descendants_of };
     let (window, origin) = window(&model, view);
+    let markers = markers(trace, window);
     let mut summary = Summary {
         events: report.events,
         damaged_places: report.damage.len(),
@@ -89,6 +92,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         coloring: &coloring,
         size,
         columns_per_px: 1.0,
+        markers: &markers,
     };
     let plot = RunningWaitingRequest {
         title: "fuzz".into(),
@@ -99,6 +103,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         per_cpu: &strips,
         size,
         columns_per_px: 1.0,
+        markers: &markers,
     };
     let min_duration = [Nanos(4_000_000), Nanos(0), Nanos(10_000), Nanos(1_000_000)][usize::from(view.flags >> 6)];
     let findings = check(&model, &CheckRequest { window, filter: &filter, min_duration });
@@ -125,6 +130,20 @@ fn window(model: &Model, view: View) -> (Window, Nanos) {
     let request =
         WindowRequest { min_s: seconds(view.min), max_s: seconds(view.max), after_sleep: view.flags & 1 != 0 };
     request.resolve(model).unwrap_or_else(|_| WindowRequest::default().resolve(model).expect("the whole trace"))
+}
+
+/// The trace's markers, or (scripts write none) three at the window's start, middle and
+/// end, so the figures' marker lanes are drawn on every input.
+fn markers(trace: &Trace, window: Window) -> Vec<Marker> {
+    let read = read_markers(trace, |_| true);
+    if !read.is_empty() {
+        return read;
+    }
+    let middle = window.start + Nanos(window.len().0 / 2);
+    [window.start, middle, window.end]
+        .into_iter()
+        .map(|time| Marker { time, cpu: Cpu(0), pid: Pid(1), text: format!("phase at {}", time.0) })
+        .collect()
 }
 
 fn coloring(view: View) -> Coloring {
