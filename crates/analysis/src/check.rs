@@ -53,7 +53,7 @@ impl Kind {
     ];
 
     /// The name in reports and JSON (and in `synth`'s ground truth).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Kind::WorkConservation => "work-conservation",
             Kind::WakeupPlacement => "wakeup-placement",
@@ -61,6 +61,17 @@ impl Kind {
             Kind::MigrationCascade => "migration-cascade",
             Kind::Overload => "overload",
         }
+    }
+
+    /// The kind of a name given by [`Kind::name`].
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether incidents of this kind lose CPU time (waits while a core idles); the
+    /// others (cascades, overload) are measured by their length.
+    pub fn loses_cpu_time(self) -> bool {
+        !matches!(self, Kind::MigrationCascade | Kind::Overload)
     }
 }
 

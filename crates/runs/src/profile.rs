@@ -166,7 +166,11 @@ impl Profile {
         let mut values = vec![seconds(f.idle_while_waiting), Some(f.idle_while_waiting.0 as f64 / window)];
         for kind in &f.kinds {
             values.push(Some(kind.count as f64));
-            values.push(seconds(if kind_loses_cpu_time(kind.name) { kind.lost } else { kind.length }));
+            values.push(seconds(if Kind::from_name(kind.name).is_some_and(Kind::loses_cpu_time) {
+                kind.lost
+            } else {
+                kind.length
+            }));
         }
         values.extend([
             Some(f.migrations as f64),
@@ -182,12 +186,6 @@ impl Profile {
         ]);
         values
     }
-}
-
-/// Whether incidents of this kind lose CPU time (waits while a core idles); the others
-/// (cascades, overload) are measured by their length.
-fn kind_loses_cpu_time(kind: &str) -> bool {
-    !matches!(kind, "migration-cascade" | "overload")
 }
 
 /// A metric of a run: its column name, unit, and how the summary words it.
@@ -222,10 +220,10 @@ pub fn metric_catalog() -> Vec<MetricInfo> {
         MetricInfo::new("idle_while_waiting_s", "s", "{} CPU time was lost to idle-while-waiting"),
         MetricInfo::new("idle_while_waiting_share", "share", "{} of the run was idle-while-waiting"),
     ];
-    for kind in Kind::ALL.map(Kind::name) {
+    for (kind, loses_cpu_time) in Kind::ALL.map(|k| (k.name(), k.loses_cpu_time())) {
         let key = kind.replace('-', "_");
         catalog.push(MetricInfo::new(format!("{key}_incidents"), "count", format!("{{}} {kind} incidents were found")));
-        catalog.push(if kind_loses_cpu_time(kind) {
+        catalog.push(if loses_cpu_time {
             MetricInfo::new(format!("{key}_lost_s"), "s", format!("{{}} CPU time was lost to {kind} incidents"))
         } else {
             MetricInfo::new(format!("{key}_s"), "s", format!("{{}} time passed in {kind} incidents"))

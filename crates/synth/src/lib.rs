@@ -13,6 +13,7 @@ mod workload;
 
 pub use truth::{Injection, TaskTruth, Truth};
 
+use analysis::check::Kind;
 use model::Topology;
 use std::path::Path;
 use tracedat::FileFormat;
@@ -67,15 +68,20 @@ impl InjectionKind {
         InjectionKind::MigrationCascade,
     ];
 
-    /// The name in `--inject` and in the truth file (also `schedlens check`'s kinds).
-    pub fn name(self) -> &'static str {
+    /// The incident `schedlens check` reports for this injection.
+    pub fn kind(self) -> Kind {
         match self {
-            InjectionKind::WorkConservation => "work-conservation",
-            InjectionKind::WakeupPlacement => "wakeup-placement",
-            InjectionKind::KthreadPreemption => "kthread-preemption",
-            InjectionKind::Overload => "overload",
-            InjectionKind::MigrationCascade => "migration-cascade",
+            InjectionKind::WorkConservation => Kind::WorkConservation,
+            InjectionKind::WakeupPlacement => Kind::WakeupPlacement,
+            InjectionKind::KthreadPreemption => Kind::KthreadPreemption,
+            InjectionKind::Overload => Kind::Overload,
+            InjectionKind::MigrationCascade => Kind::MigrationCascade,
         }
+    }
+
+    /// The name in `--inject` and in the truth file: `check`'s name of the kind.
+    pub fn name(self) -> &'static str {
+        self.kind().name()
     }
 
     pub fn from_name(name: &str) -> Option<InjectionKind> {
