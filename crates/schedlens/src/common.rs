@@ -6,7 +6,7 @@ use crate::progress::Progress;
 use crate::{Outcome, usage};
 use analysis::{TaskFilter, Window, WindowError, WindowRequest};
 use anyhow::{Context, Result, bail};
-use model::{Detail, Model, Nanos};
+use model::{Anomaly, Detail, Model, Nanos};
 use std::path::Path;
 use tracedat::{Selection, Trace};
 
@@ -71,6 +71,12 @@ impl WindowArgs {
     }
 }
 
+/// Anomalies no kernel produces on its own: records a damaged file holds (CPU numbers
+/// beyond the machine, fields that cannot be read, a clock that steps back on one CPU).
+/// Like damaged pages, they make a result partial (exit 3); the others (switches the
+/// kernel did not record, pid reuse, ...) happen in good traces and are only shown.
+const DAMAGE: [Anomaly; 3] = [Anomaly::CpuOutOfRange, Anomaly::MissingField, Anomaly::TimeWentBackwards];
+
 /// A trace's model, with what building it met.
 pub struct Loaded {
     pub trace: Trace,
@@ -101,11 +107,17 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
             if lost_unknown > 0 { format!(" (plus {lost_unknown} losses of unknown size)") } else { String::new() }
         );
     }
+    let mut damaged_events = false;
     for (anomaly, count, first) in model.anomalies().iter() {
         if anomaly.severity() == model::Severity::Warning {
             eprintln!("schedlens: warning: {name}: {count} x {} (first at {first})", anomaly.description());
         }
+        damaged_events |= DAMAGE.contains(&anomaly);
     }
-    let outcome = crate::report_damage(&report.damage);
+    let mut outcome = crate::report_damage(&report.damage);
+    if damaged_events && outcome == Outcome::Complete {
+        eprintln!("schedlens: warning: {name}: some events are damaged; results leave them out");
+        outcome = Outcome::Partial;
+    }
     Ok(Loaded { trace, model, outcome })
 }

@@ -146,3 +146,48 @@ fn lost_event_counts_of_u64_max_are_counted_without_overflow() {
     let verdicts = robust::run_all(&[path], &dir);
     assert!(verdicts.problems.is_empty(), "{}", verdicts.problems.join("\n\n"));
 }
+
+#[test]
+fn cpu_fields_beyond_the_machine_are_counted_and_make_the_result_partial() {
+    use trust::script::{At, Common, CpuField, Op, Script, Task};
+    let at = |cpu, dt| At { cpu, dt, common: Common::CURRENT };
+    let extreme = |i: u8| CpuField(CpuField::FIRST_EXTREME + i);
+    // 2 CPUs; wakeups aimed at CPU 65535 and 60000, a migration from CPU 2^31-1 to 60000
+    // (the issue-11 records: the model once grew to 60001 CPUs and `check` allocated a
+    // 60001-square matrix), and one good wakeup and migration between them.
+    let script = Script {
+        cpus: 1,
+        ops: vec![
+            Op::SetTime(1_000_000_000),
+            Op::Switch { at: at(0, 0), prev: Task(0), state: 0, next: Task(5) },
+            Op::Switch { at: at(1, 10), prev: Task(0), state: 0, next: Task(6) },
+            Op::Wakeup { at: at(0, 100), task: Task(7), target: extreme(3) },
+            Op::Waking { at: at(0, 100), task: Task(8), target: extreme(5) },
+            Op::Migrate { at: at(0, 100), task: Task(7), orig: extreme(2), dest: extreme(5) },
+            Op::Wakeup { at: at(0, 100), task: Task(8), target: CpuField(1) },
+            Op::Migrate { at: at(0, 100), task: Task(8), orig: CpuField(1), dest: CpuField(0) },
+            Op::Switch { at: at(0, 1000), prev: Task(5), state: 1, next: Task(8) },
+            Op::Switch { at: at(1, 1000), prev: Task(6), state: 1, next: Task(0) },
+            Op::Switch { at: at(0, 1000), prev: Task(8), state: 1, next: Task(0) },
+        ],
+        ..Script::default()
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpu-fields");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cpu-fields.dat");
+    std::fs::write(&path, trust::write::write_trace(&script).unwrap()).unwrap();
+    let verdicts = robust::run_all(std::slice::from_ref(&path), &dir);
+    assert!(verdicts.problems.is_empty(), "{}", verdicts.problems.join("\n\n"));
+    // stats, graph, running-waiting, check: partial; info and dump read no model.
+    assert_eq!(verdicts.codes.get(&Some(3)), Some(&4), "{:?}", verdicts.codes);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlens"))
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("3 x an event named a CPU beyond the trace's CPU count"), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["summary"]["migration_pairs"], serde_json::json!([[1, 0, 1]]), "{json}");
+    assert_eq!(json["summary"]["migrations"].as_array().map(Vec::len), Some(2), "a 2-CPU matrix");
+}
