@@ -66,7 +66,7 @@ declare -A FUZZ_ARGS=(
     [read_trace]="-dict=read_trace.dict"
     [sched_model]=""
 )
-fuzz read_trace $(((duration + 1) / 2)) seeds/read_trace &
+fuzz read_trace $(((duration + 1) / 2)) seeds/read_trace regressions/read_trace &
 reader=$!
 fuzz sched_model "$duration" seeds/sched_model regressions/sched_model &
 model=$!

@@ -5,10 +5,12 @@
 //! (`fuzz/fuzz_targets/sched_model.rs`) feeds it arbitrary bytes; the tests replay the
 //! committed seeds (slices of the real fixtures, see [`seeds`]), the corpus and the
 //! reproducers of every failure found. Failures fixed elsewhere are listed, with their
-//! diagnosis, in [`known::KNOWN_FAILURES`].
+//! diagnosis, in [`known::KNOWN_FAILURES`]. What the reader fuzzer does with its inputs
+//! is in [`reader`], so that its seeds and regressions are replayed as tests too.
 
 pub mod known;
 pub mod pipeline;
+pub mod reader;
 pub mod script;
 pub mod seeds;
 pub mod write;

@@ -2,7 +2,8 @@
 //! entries that reached new coverage, the reproducers of failures it found — runs through
 //! the whole pipeline as a plain test, so CI checks them even where the fuzzer cannot
 //! run. A panic fails the test unless it is a known failure; a listed reproducer that no
-//! longer fails says its entry can go.
+//! longer fails says its entry can go. The reader fuzzer's seeds and regressions are read
+//! here too, as its target reads them.
 
 use std::path::{Path, PathBuf};
 use trust::known::{KNOWN_FAILURES, catch};
@@ -58,4 +59,21 @@ fn known_failures_have_reproducers_and_diagnoses() {
             assert!(repository().join(path).is_file(), "{}: reproducer {path} is missing", known.name);
         }
     }
+}
+
+/// The reader fuzzer's committed inputs: its seeds, and the inputs it once stopped on.
+#[test]
+fn every_committed_reader_input_reads_to_the_end() {
+    let mut read = 0;
+    for dir in ["fuzz/seeds/read_trace", "fuzz/regressions/read_trace"] {
+        for entry in std::fs::read_dir(repository().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            match catch(|| trust::reader::read_everything(&bytes)) {
+                Ok(outcome) => read += usize::from(outcome.is_some()),
+                Err(panic) => panic!("{}: {panic}", path.display()),
+            }
+        }
+    }
+    assert!(read >= 20, "only {read} inputs were readable traces");
 }
