@@ -1,21 +1,26 @@
-//! Damaged copies of every fixture in testdata/traces — cut in the middle and at section
-//! boundaries, bytes flipped at several offsets, the same copies on every run — and every
-//! analysis command on each: exit 0, 1 or 3 with a message, never a panic, a signal or a
-//! hang (known failures excepted, see `robust`).
+//! Damaged copies of every fixture in testdata/traces and testdata/traces/foreign — cut in
+//! the middle and at section boundaries, bytes flipped at several offsets, the same copies
+//! on every run — and every analysis command on each: exit 0, 1 or 3 with a message,
+//! never a panic, a signal or a hang (known failures excepted, see `robust`).
 
 mod robust;
 
 use std::path::{Path, PathBuf};
 use tracedat::Trace;
 
+/// The fixtures recorded here, then those from other machines (`foreign/`).
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "dat"))
-        .collect();
-    files.sort();
+    let mut files = Vec::new();
+    for dir in [dir.clone(), dir.join("foreign")] {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "dat"))
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
     files
 }
 
@@ -35,7 +40,7 @@ fn layout(path: &Path) -> (Vec<u64>, Vec<(u64, u64)>) {
 
 /// Damaged copies of `path` in `dir`: cut in the middle, at section boundaries and inside
 /// CPU data; 16 bytes flipped a third of the way in and at three places in CPU data.
-/// Large fixtures (full kallsyms, slow to open) get half as many.
+/// Large fixtures (full kallsyms, slow to open) and foreign ones get half as many.
 fn damaged_copies(path: &Path, dir: &Path) -> Vec<PathBuf> {
     let bytes = std::fs::read(path).unwrap();
     let len = bytes.len() as u64;
@@ -43,13 +48,17 @@ fn damaged_copies(path: &Path, dir: &Path) -> Vec<PathBuf> {
     let mut copies = Vec::new();
     let mut write = |name: String, data: &[u8]| {
         let copy = dir.join(format!("{stem}-{name}.dat"));
+        if copies.contains(&copy) {
+            return; // the same cut twice (a boundary in the middle)
+        }
         std::fs::write(&copy, data).unwrap();
         copies.push(copy);
     };
     let (boundaries, data) = layout(path);
     let (first, last) = (data[0], data[data.len() - 1]);
     let within = |(offset, size): (u64, u64), share: f64| offset + (size as f64 * share) as u64;
-    let every = if len > 400_000 { 2 } else { 1 };
+    let foreign = path.parent().is_some_and(|p| p.ends_with("foreign"));
+    let every = if len > 400_000 || foreign { 2 } else { 1 };
     let cuts = [len / 2, within(first, 0.5), within(last, 0.9)];
     for cut in cuts.into_iter().chain(boundaries.iter().copied().take(3)).step_by(every) {
         write(format!("cut{cut}"), &bytes[..cut.min(len) as usize]);
@@ -102,7 +111,7 @@ fn every_command_survives_damaged_copies_of_every_fixture() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("damaged");
     std::fs::create_dir_all(&dir).unwrap();
     let fixtures = fixtures();
-    assert!(fixtures.len() >= 10);
+    assert!(fixtures.len() >= 28, "{fixtures:?}");
     let copies: Vec<PathBuf> = fixtures.iter().flat_map(|f| damaged_copies(f, &dir)).collect();
     let verdicts = robust::run_all(&copies, &dir);
     for failure in &verdicts.known_failures {
