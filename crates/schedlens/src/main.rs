@@ -7,6 +7,7 @@
 mod check;
 mod common;
 mod dump;
+mod export;
 mod figure;
 mod graph;
 mod info;
@@ -53,6 +54,9 @@ enum Command {
     /// Find scheduler pathologies: waits while cores idle, misplaced wakeups, kernel-thread
     /// stragglers, overload; ranked, explained, with figures on request.
     Check(check::Args),
+    /// Export a trace for other tools: Perfetto (.pftrace), Parquet tables (DuckDB,
+    /// Spark), OTF2 (Vampir).
+    Export(export::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
