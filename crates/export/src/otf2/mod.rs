@@ -173,19 +173,19 @@ fn fork_times(input: &Input<'_>, progress: ProgressFn<'_>) -> Vec<Vec<Nanos>> {
     let total = input.trace.data_size(&selection);
     let mut stream = input.trace.events_of(&selection);
     let mut count = 0u64;
-    while let Some(item) = stream.next() {
+    loop {
         count += 1;
         if count % (1 << 16) == 0 {
             progress(stream.bytes_done(), total);
         }
-        if let Item::Event(event) = item {
-            if event.ts >= input.scope.window.end {
-                break;
-            }
-            if event.id == format.id && filter.keeps(&event) {
-                if let Some(times) = forks.get_mut(event.cpu.index()) {
-                    times.push(event.ts);
-                }
+        let Some(item) = stream.next() else { break };
+        let Item::Event(event) = item else { continue };
+        if event.ts >= input.scope.window.end {
+            break;
+        }
+        if event.id == format.id && filter.keeps(&event) {
+            if let Some(times) = forks.get_mut(event.cpu.index()) {
+                times.push(event.ts);
             }
         }
     }
