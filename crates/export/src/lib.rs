@@ -43,15 +43,29 @@ impl ExportError {
 
 pub type Result<T> = std::result::Result<T, ExportError>;
 
-/// What every writer exports: a trace, its model (built from `buffer`), the part of it
-/// to export and `check`'s incidents in that part.
+/// What every writer exports: a trace, its model (built from `buffer`) and the part of it
+/// to export.
 pub struct Input<'a> {
     pub trace: &'a tracedat::Trace,
     pub model: &'a model::Model,
     /// The buffer the model was built from ("" is the top buffer).
     pub buffer: &'a str,
     pub scope: &'a Scope,
-    pub incidents: &'a [analysis::check::Incident],
+    /// `check` incidents shorter than this are left out (as `check --min-duration`).
+    pub min_incident: model::Nanos,
+}
+
+impl Input<'_> {
+    /// `check`'s incidents in the scope, ranked. Writers compute them on the thread that
+    /// needs them, beside the raw-event pass.
+    pub fn incidents(&self) -> Vec<analysis::check::Incident> {
+        let request = analysis::check::CheckRequest {
+            window: self.scope.window,
+            filter: &self.scope.filter,
+            min_duration: self.min_incident,
+        };
+        analysis::check::check(self.model, &request).incidents
+    }
 }
 
 /// Progress: called now and then with (bytes of trace data read so far, total).

@@ -23,9 +23,8 @@ impl Scope {
     pub fn new(model: &Model, window: Window, origin: Nanos, filter: TaskFilter) -> Scope {
         let accepted: Vec<bool> = (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect();
         let filtering = filter != TaskFilter::default();
-        let accepted_pids = filtering.then(|| {
-            model.tasks.iter().filter(|(id, _)| accepted[id.index()]).map(|(_, task)| task.pid.0).collect()
-        });
+        let accepted_pids = filtering
+            .then(|| model.tasks.iter().filter(|(id, _)| accepted[id.index()]).map(|(_, task)| task.pid.0).collect());
         Scope { window, origin, filter, accepted, accepted_pids }
     }
 

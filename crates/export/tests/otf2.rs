@@ -5,7 +5,6 @@
 
 #![cfg(feature = "otf2")]
 
-use analysis::check::{CheckRequest, check};
 use export::{Input, Scope};
 use model::{Model, TaskId};
 use std::collections::HashMap;
@@ -43,9 +42,8 @@ fn otf2_print_reads_back_the_model() {
         let trace = Trace::open(fixture(name)).unwrap();
         let (model, report) = Model::build(&trace, &mut |_| {}).unwrap();
         let scope = Scope::everything(&model);
-        let request = CheckRequest { window: scope.window, filter: &scope.filter, min_duration: model::Nanos(4_000_000) };
-        let incidents = check(&model, &request).incidents;
-        let input = Input { trace: &trace, model: &model, buffer: &report.buffer, scope: &scope, incidents: &incidents };
+        let min_incident = model::Nanos(4_000_000);
+        let input = Input { trace: &trace, model: &model, buffer: &report.buffer, scope: &scope, min_incident };
         let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("otf2-{name}"));
         let summary = export::otf2::write(&input, &dir, &mut |_, _| {}).unwrap();
         let Some(counts) = printed_counts(&dir.join("traces.otf2").display().to_string()) else { return };
@@ -64,6 +62,9 @@ fn otf2_print_reads_back_the_model() {
         assert_eq!(sends, model.migrations.len() as u64, "{name}: one message per migration");
         assert_eq!(receives, sends);
         assert_eq!(summary.enters, total_segments);
-        println!("{name}: otf2-print shows {total_segments} enter/leave pairs, {sends} migration messages on {} CPUs", model.cpus.len());
+        println!(
+            "{name}: otf2-print shows {total_segments} enter/leave pairs, {sends} migration messages on {} CPUs",
+            model.cpus.len()
+        );
     }
 }

@@ -5,7 +5,6 @@
 use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model};
 use crate::progress::Progress;
-use analysis::check::{CheckRequest, check};
 use anyhow::{Context, Result, bail};
 use export::{Input, Scope};
 use model::Nanos;
@@ -65,13 +64,8 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let Loaded { trace, model, buffer, outcome } = load_model(path)?;
     let (window, origin) = args.window.resolve(&model, path)?;
     let scope = Scope::new(&model, window, origin, args.window.filter());
-    let request = CheckRequest {
-        window,
-        filter: &scope.filter,
-        min_duration: Nanos((args.min_duration * 1e6) as u64),
-    };
-    let incidents = check(&model, &request).incidents;
-    let input = Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, incidents: &incidents };
+    let min_incident = Nanos((args.min_duration * 1e6) as u64);
+    let input = Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, min_incident };
     let bar = Progress::bytes(trace.data_size(&tracedat::Selection::all()), "exporting");
     let mut progress = |done: u64, _total: u64| bar.set(done);
     let out = &args.output;
@@ -118,7 +112,9 @@ fn write_otf2(input: &Input<'_>, out: &Path, progress: export::ProgressFn<'_>) -
 
 #[cfg(not(feature = "otf2"))]
 fn write_otf2(_: &Input<'_>, _: &Path, _: export::ProgressFn<'_>) -> Result<String> {
-    bail!("this schedlens was built without OTF2 support: build with `--features otf2` (needs Debian's libotf2-trace-dev)")
+    bail!(
+        "this schedlens was built without OTF2 support: build with `--features otf2` (needs Debian's libotf2-trace-dev)"
+    )
 }
 
 /// The file name without a `.dat` ending.

@@ -27,10 +27,8 @@ fn script(name: &str) -> String {
 
 /// Whether `python3` can import these modules; prints why a test is skipped if not.
 fn python_has(modules: &str, test: &str) -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", &format!("import {modules}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok =
+        Command::new("python3").args(["-c", &format!("import {modules}")]).output().is_ok_and(|o| o.status.success());
     if !ok {
         println!("SKIPPED {test}: python3 cannot import {modules} (pip install duckdb pyarrow perfetto)");
     }

@@ -69,8 +69,11 @@ unsafe extern "C" {
         compression: u8,
     ) -> *mut Archive;
     pub fn OTF2_Archive_Close(archive: *mut Archive) -> ErrorCode;
-    pub fn OTF2_Archive_SetFlushCallbacks(archive: *mut Archive, callbacks: *const FlushCallbacks, data: *mut c_void)
-    -> ErrorCode;
+    pub fn OTF2_Archive_SetFlushCallbacks(
+        archive: *mut Archive,
+        callbacks: *const FlushCallbacks,
+        data: *mut c_void,
+    ) -> ErrorCode;
     pub fn OTF2_Archive_SetSerialCollectiveCallbacks(archive: *mut Archive) -> ErrorCode;
     pub fn OTF2_Archive_SetCreator(archive: *mut Archive, creator: *const c_char) -> ErrorCode;
     pub fn OTF2_Archive_SetDescription(archive: *mut Archive, description: *const c_char) -> ErrorCode;

@@ -60,7 +60,8 @@ pub fn write(input: &Input<'_>, dir: &Path, progress: ProgressFn<'_>) -> Result<
     }
     let mut regions = Regions::default();
     let mut locations = per_cpu_records(input, &mut regions, progress);
-    let mut summary = Otf2Summary { locations: locations.len() as u64, regions: regions.names.len() as u64, ..Default::default() };
+    let mut summary =
+        Otf2Summary { locations: locations.len() as u64, regions: regions.names.len() as u64, ..Default::default() };
     for records in &mut locations {
         records.sort_by_key(|&(time, order, _)| (time, order));
         for (_, _, record) in records.iter() {
@@ -235,7 +236,10 @@ impl Archive {
         .expect("no NUL");
         // SAFETY: the archive is open; the callbacks are 'static; strings are copied.
         unsafe {
-            check("OTF2_Archive_SetFlushCallbacks", ffi::OTF2_Archive_SetFlushCallbacks(raw, &FLUSH_CALLBACKS, std::ptr::null_mut()))?;
+            check(
+                "OTF2_Archive_SetFlushCallbacks",
+                ffi::OTF2_Archive_SetFlushCallbacks(raw, &FLUSH_CALLBACKS, std::ptr::null_mut()),
+            )?;
             check("OTF2_Archive_SetSerialCollectiveCallbacks", ffi::OTF2_Archive_SetSerialCollectiveCallbacks(raw))?;
             check("OTF2_Archive_SetCreator", ffi::OTF2_Archive_SetCreator(raw, creator.as_ptr()))?;
             check("OTF2_Archive_SetDescription", ffi::OTF2_Archive_SetDescription(raw, description.as_ptr()))?;
@@ -293,7 +297,13 @@ impl Archive {
         unsafe {
             check(
                 "WriteClockProperties",
-                ffi::OTF2_GlobalDefWriter_WriteClockProperties(w, 1_000_000_000, window.start.0, window.len().0, ffi::UNDEFINED_TIMESTAMP),
+                ffi::OTF2_GlobalDefWriter_WriteClockProperties(
+                    w,
+                    1_000_000_000,
+                    window.start.0,
+                    window.len().0,
+                    ffi::UNDEFINED_TIMESTAMP,
+                ),
             )?;
             let empty = strings.get("")?;
             for (id, name) in regions.names.iter().enumerate() {
@@ -315,10 +325,20 @@ impl Archive {
             }
             let machine = strings.get(&format!("machine ({})", input.trace.input()))?;
             let class = strings.get("machine")?;
-            check("WriteSystemTreeNode", ffi::OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, machine, class, undefined))?;
+            check(
+                "WriteSystemTreeNode",
+                ffi::OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, machine, class, undefined),
+            )?;
             for (cpu, records) in locations.iter().enumerate() {
                 let name = strings.get(&format!("CPU {cpu}"))?;
-                let code = ffi::OTF2_GlobalDefWriter_WriteLocationGroup(w, cpu as u32, name, ffi::LOCATION_GROUP_TYPE_PROCESS, 0, undefined);
+                let code = ffi::OTF2_GlobalDefWriter_WriteLocationGroup(
+                    w,
+                    cpu as u32,
+                    name,
+                    ffi::LOCATION_GROUP_TYPE_PROCESS,
+                    0,
+                    undefined,
+                );
                 check("WriteLocationGroup", code)?;
                 let code = ffi::OTF2_GlobalDefWriter_WriteLocation(
                     w,
@@ -356,11 +376,24 @@ impl Archive {
             );
             check("WriteGroup", code)?;
             let comm_name = strings.get("migrations")?;
-            check("WriteComm", ffi::OTF2_GlobalDefWriter_WriteComm(w, COMM, comm_name, 1, undefined, ffi::COMM_FLAG_NONE))?;
+            check(
+                "WriteComm",
+                ffi::OTF2_GlobalDefWriter_WriteComm(w, COMM, comm_name, 1, undefined, ffi::COMM_FLAG_NONE),
+            )?;
             let metrics = [
                 (RUNNABLE, "runnable tasks", "tasks running or waiting on this CPU", ffi::METRIC_ABSOLUTE_NEXT),
-                (SWITCHES, "context switches", "sched_switch events on this CPU since the start", ffi::METRIC_ACCUMULATED_START),
-                (FORKS, "forks", "sched_process_fork events on this CPU since the start", ffi::METRIC_ACCUMULATED_START),
+                (
+                    SWITCHES,
+                    "context switches",
+                    "sched_switch events on this CPU since the start",
+                    ffi::METRIC_ACCUMULATED_START,
+                ),
+                (
+                    FORKS,
+                    "forks",
+                    "sched_process_fork events on this CPU since the start",
+                    ffi::METRIC_ACCUMULATED_START,
+                ),
             ];
             let unit = strings.get("#")?;
             for (id, name, description, mode) in metrics {

@@ -53,7 +53,12 @@ pub fn write(input: &Input<'_>, dir: &Path, trace_name: &str, progress: Progress
     Ok(ParquetSummary { trace: layout.trace_value().to_string(), tables, damage: raw.damage })
 }
 
-fn metadata(input: &Input<'_>, layout: &Layout, tables: &[(String, u64)], raw: &raw_events::RawSummary) -> serde_json::Value {
+fn metadata(
+    input: &Input<'_>,
+    layout: &Layout,
+    tables: &[(String, u64)],
+    raw: &raw_events::RawSummary,
+) -> serde_json::Value {
     let (trace, model, scope) = (input.trace, input.model, input.scope);
     let meta = trace.metadata();
     let anomalies: Vec<serde_json::Value> = model

@@ -6,9 +6,7 @@
 use super::columns::{Kind, Spec, TableWriter};
 use super::layout::Layout;
 use crate::{Input, Result};
-use model::{
-    Cpu, MigrationReason, Model, Nanos, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind,
-};
+use model::{Cpu, MigrationReason, Model, Nanos, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
 
 /// Writes every model table; returns (table, rows) pairs.
 pub fn write_all(input: &Input<'_>, layout: &Layout) -> Result<Vec<(&'static str, u64)>> {
@@ -79,7 +77,8 @@ fn tasks(input: &Input<'_>, layout: &Layout) -> Result<u64> {
 fn task_names(input: &Input<'_>, layout: &Layout) -> Result<u64> {
     use Kind::*;
     let model = input.model;
-    let specs = vec![Spec::new("task", Int), Spec::new("pid", Int), Spec::new("since_ns", Time), Spec::new("comm", Text)];
+    let specs =
+        vec![Spec::new("task", Int), Spec::new("pid", Int), Spec::new("since_ns", Time), Spec::new("comm", Text)];
     let mut t = table(layout, "task_names", specs)?;
     for (id, task) in model.tasks.iter().filter(|(id, _)| keeps_task(input, *id)) {
         for &(since, comm) in &task.comms {
@@ -317,7 +316,7 @@ fn incidents(input: &Input<'_>, layout: &Layout) -> Result<u64> {
         Spec::new("explanation", Text),
     ];
     let mut t = table(layout, "incidents", specs)?;
-    for (rank, incident) in input.incidents.iter().enumerate() {
+    for (rank, incident) in input.incidents().iter().enumerate() {
         t.row()
             .int(rank as i64 + 1)
             .text(incident.kind.name())

@@ -8,14 +8,15 @@ use super::layout::Layout;
 use crate::{EventFilter, ProgressFn, Result, Scope};
 use std::collections::HashMap;
 use tracedat::format::{Element, EventFormat, Field, FieldKind};
-use tracedat::{Event, Item, Trace, Value};
+use tracedat::{Event, FieldRef, Item, Trace, Value};
 
 /// Columns every event table starts with.
 const FIXED: [&str; 4] = ["ts", "cpu", "common_pid", "buffer"];
 
 struct EventTable {
     writer: TableWriter,
-    fields: Vec<(Field, Kind)>,
+    /// Each field, its column's kind, and for plain numbers a resolved accessor.
+    fields: Vec<(Field, Kind, Option<FieldRef>)>,
 }
 
 /// What the raw-event pass wrote.
@@ -105,7 +106,13 @@ fn table_names(formats: &tracedat::Formats) -> HashMap<u32, String> {
 fn field_kind(field: &Field) -> Kind {
     match (field.kind, field.element) {
         (FieldKind::Scalar, _) if matches!(field.size, 1 | 2 | 4) => Kind::Int,
-        (FieldKind::Scalar, _) if field.size == 8 => if field.signed { Kind::Int } else { Kind::Uint },
+        (FieldKind::Scalar, _) if field.size == 8 => {
+            if field.signed {
+                Kind::Int
+            } else {
+                Kind::Uint
+            }
+        }
         (FieldKind::Scalar, _) => Kind::Bytes,
         (_, Element::Char) => Kind::Text,
         (_, Element::Int { .. }) => Kind::IntList,
@@ -115,15 +122,17 @@ fn field_kind(field: &Field) -> Kind {
 
 impl EventTable {
     fn create(layout: &Layout, name: &str, format: &EventFormat) -> Result<EventTable> {
-        let fields: Vec<(Field, Kind)> = format.fields.iter().map(|f| (f.clone(), field_kind(f))).collect();
+        let fields: Vec<(Field, Kind, Option<FieldRef>)> =
+            format.fields.iter().map(|f| (f.clone(), field_kind(f), FieldRef::of(f))).collect();
         let mut specs = vec![
             Spec::new("ts", Kind::Time),
             Spec::new("cpu", Kind::Int),
             Spec::new("common_pid", Kind::Int),
             Spec::new("buffer", Kind::Text),
         ];
-        for (field, kind) in &fields {
-            let name = if FIXED.contains(&field.name.as_str()) { format!("field_{}", field.name) } else { field.name.clone() };
+        for (field, kind, _) in &fields {
+            let name =
+                if FIXED.contains(&field.name.as_str()) { format!("field_{}", field.name) } else { field.name.clone() };
             specs.push(Spec::nullable(name, *kind));
         }
         Ok(EventTable { writer: TableWriter::create(&layout.event_file(name), specs)?, fields })
@@ -132,7 +141,11 @@ impl EventTable {
     fn push(&mut self, event: &Event<'_>, buffer: &str) -> Result<()> {
         let mut row =
             self.writer.row().int(event.ts.0 as i64).int(event.cpu.0.into()).int(event.pid().0.into()).text(buffer);
-        for (field, kind) in &self.fields {
+        for (field, kind, number) in &self.fields {
+            if let Some(number) = number {
+                row = row.opt_int(event.read(*number));
+                continue;
+            }
             row = match (event.value(field), kind) {
                 (None, _) => row.null(),
                 (Some(Value::Str(s)), Kind::Text) => row.bytes(s),

@@ -132,7 +132,11 @@ impl FtraceEncoder {
         }
         let bundle_len = head.len() + bundle.events.len();
         let mut headers = Vec::with_capacity(16);
-        protobuf::header(&mut headers, proto::TRACE_PACKET, protobuf::field_len(proto::packet::FTRACE_EVENTS, bundle_len));
+        protobuf::header(
+            &mut headers,
+            proto::TRACE_PACKET,
+            protobuf::field_len(proto::packet::FTRACE_EVENTS, bundle_len),
+        );
         protobuf::header(&mut headers, proto::packet::FTRACE_EVENTS, bundle_len);
         out.write_all(&headers)?;
         out.write_all(&head)?;

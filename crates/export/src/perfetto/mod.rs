@@ -3,9 +3,11 @@
 //!
 //! The file holds, as Perfetto's recorder writes them, the trace's events in per-CPU
 //! ftrace bundles (so CPU tracks, thread states, wakeup arrows, process names and trace
-//! markers come from Perfetto's own parsers), then schedlens's tracks: running and
+//! markers come from Perfetto's own parsers), and schedlens's tracks: running and
 //! waiting task counts, per-CPU runqueue length and `check`'s incidents. Events stream
-//! from the file to the output in bounded memory (a bundle per CPU).
+//! from the file to the output in bounded memory (a bundle per CPU); the tracks (and
+//! `check`) are computed on a second thread and their packets written between bundles,
+//! through a bounded channel.
 //!
 //! Full `sched_switch` events are written rather than the column-wise `compact_sched`
 //! bundles: compact switches leave out the previous task, which Perfetto then infers
@@ -51,8 +53,24 @@ pub fn write(input: &Input<'_>, path: &Path, progress: ProgressFn<'_>) -> Result
 pub fn write_to(input: &Input<'_>, out: &mut impl Write, progress: ProgressFn<'_>) -> std::io::Result<PerfettoSummary> {
     write_packet(out, &system_info(input.trace))?;
     let mut encoder = FtraceEncoder::new(input.trace.formats());
-    stream_events(input.trace, input.buffer, input.scope, &mut encoder, out, progress)?;
-    let tracks = tracks::write_tracks(input.model, input.scope, input.incidents, out)?;
+    let (sender, chunks) = std::sync::mpsc::sync_channel::<Vec<u8>>(32);
+    let tracks = std::thread::scope(|scope| {
+        let tracks = std::thread::Builder::new()
+            .name("perfetto-tracks".into())
+            .spawn_scoped(scope, move || {
+                let incidents = input.incidents();
+                tracks::write_tracks(input.model, input.scope, &incidents, &mut ChunkWriter(sender))
+            })
+            .expect("a thread can be started");
+        let mut out = Interleaved { out, chunks: &chunks };
+        let events = stream_events(input.trace, input.buffer, input.scope, &mut encoder, &mut out, progress);
+        // The tracks' remaining packets (or, after an error, none: the thread then stops
+        // at its next send).
+        let drained = events.and_then(|()| chunks.iter().try_for_each(|chunk| out.out.write_all(&chunk)));
+        drop(chunks);
+        let tracks = tracks.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        drained.and(tracks)
+    })?;
     out.flush()?;
     Ok(PerfettoSummary {
         known_events: encoder.known_events,
@@ -68,7 +86,7 @@ fn stream_events(
     buffer: &str,
     scope: &Scope,
     encoder: &mut FtraceEncoder,
-    out: &mut impl Write,
+    out: &mut Interleaved<'_, impl Write>,
     progress: ProgressFn<'_>,
 ) -> std::io::Result<()> {
     let selection = Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() };
@@ -78,8 +96,11 @@ fn stream_events(
     let mut count = 0u64;
     loop {
         count += 1;
-        if count % (1 << 16) == 0 {
-            progress(stream.bytes_done(), total);
+        if count % (1 << 12) == 0 {
+            out.drain_ready()?;
+            if count % (1 << 16) == 0 {
+                progress(stream.bytes_done(), total);
+            }
         }
         match stream.next() {
             None => break,
@@ -96,6 +117,47 @@ fn stream_events(
     }
     progress(total, total);
     encoder.finish(out)
+}
+
+/// Sends each write (whole packets) to the writing thread.
+struct ChunkWriter(std::sync::mpsc::SyncSender<Vec<u8>>);
+
+impl Write for ChunkWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.send(buf.to_vec()).map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "writer stopped"))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The output of the event pass, which writes the tracks' waiting chunks between its
+/// packets.
+struct Interleaved<'a, W: Write> {
+    out: &'a mut W,
+    chunks: &'a std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl<W: Write> Interleaved<'_, W> {
+    /// Called between packets.
+    fn drain_ready(&mut self) -> std::io::Result<()> {
+        while let Ok(chunk) = self.chunks.try_recv() {
+            self.out.write_all(&chunk)?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Interleaved<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 fn write_packet(out: &mut impl Write, packet: &proto::TracePacket) -> std::io::Result<()> {

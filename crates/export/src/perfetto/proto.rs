@@ -100,7 +100,11 @@ pub const KNOWN_EVENTS: &[KnownEvent] = &[
         tag: 236,
         fields: &[("pid", 1, Int), ("oldcomm", 2, Text), ("newcomm", 3, Text), ("oom_score_adj", 4, Int)],
     },
-    KnownEvent { name: "sched_process_exec", tag: 237, fields: &[("filename", 1, Text), ("pid", 2, Int), ("old_pid", 3, Int)] },
+    KnownEvent {
+        name: "sched_process_exec",
+        tag: 237,
+        fields: &[("filename", 1, Text), ("pid", 2, Int), ("old_pid", 3, Int)],
+    },
     KnownEvent {
         name: "sched_process_exit",
         tag: 238,

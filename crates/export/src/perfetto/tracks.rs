@@ -2,7 +2,9 @@
 //! run and wait machine-wide, each CPU's runqueue length (counter tracks, exact steps
 //! from the model's sweep) and `check`'s incidents as slices carrying their explanation.
 
-use super::proto::{self, AnnotationValue, CounterDescriptor, DebugAnnotation, TrackDescriptor, TrackEvent, TracePacket};
+use super::proto::{
+    self, AnnotationValue, CounterDescriptor, DebugAnnotation, TracePacket, TrackDescriptor, TrackEvent,
+};
 use crate::Scope;
 use crate::protobuf;
 use analysis::check::{Incident, Kind};
@@ -26,15 +28,29 @@ pub struct TrackCounts {
 }
 
 /// Writes the track descriptors, counter values and incident slices.
-pub fn write_tracks(model: &Model, scope: &Scope, incidents: &[Incident], out: &mut impl Write) -> io::Result<TrackCounts> {
+pub fn write_tracks(
+    model: &Model,
+    scope: &Scope,
+    incidents: &[Incident],
+    out: &mut impl Write,
+) -> io::Result<TrackCounts> {
     let mut counts = TrackCounts::default();
     let lanes = incident_lanes(incidents);
     write_packet(out, &first_packet())?;
-    write_packet(out, &counter_track(RUNNING_UUID, "schedlens: running tasks", "tasks the filter accepts running on a CPU"))?;
-    write_packet(out, &counter_track(WAITING_UUID, "schedlens: waiting tasks", "tasks runnable in a runqueue, not running"))?;
+    write_packet(
+        out,
+        &counter_track(RUNNING_UUID, "schedlens: running tasks", "tasks the filter accepts running on a CPU"),
+    )?;
+    write_packet(
+        out,
+        &counter_track(WAITING_UUID, "schedlens: waiting tasks", "tasks runnable in a runqueue, not running"),
+    )?;
     for cpu in 0..model.cpus.len() {
         let name = format!("schedlens: runqueue length cpu {cpu}");
-        write_packet(out, &counter_track(QUEUE_UUID_BASE + cpu as u64, &name, "running plus waiting tasks on this CPU"))?;
+        write_packet(
+            out,
+            &counter_track(QUEUE_UUID_BASE + cpu as u64, &name, "running plus waiting tasks on this CPU"),
+        )?;
     }
     let mut described = Vec::new();
     for &(kind, lane) in &lanes {
@@ -43,7 +59,14 @@ pub fn write_tracks(model: &Model, scope: &Scope, incidents: &[Incident], out: &
             write_packet(out, &incident_track(kind, lane))?;
         }
     }
-    let mut counter = CounterWriter { out, buf: Vec::with_capacity(1 << 16), event: Vec::new(), packet: Vec::new(), values: 0, error: None };
+    let mut counter = CounterWriter {
+        out,
+        buf: Vec::with_capacity(1 << 16),
+        event: Vec::new(),
+        packet: Vec::new(),
+        values: 0,
+        error: None,
+    };
     let (mut running, mut waiting) = (None, None);
     sweep(model, scope.window, &scope.filter, |start, _, occupancy| {
         if running != Some(occupancy.running) {
