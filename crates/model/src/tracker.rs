@@ -443,6 +443,9 @@ impl Tracker {
             Current::Uncertain { since, .. } => {
                 self.anomalies.count(Anomaly::SwitchDuringLoss, ctx.ts);
                 self.close_uncertain(cpu, since, ctx.ts);
+                // `prev` ran here unseen: whatever the model believed it was doing
+                // elsewhere ended, at the latest, when this CPU's view was lost.
+                self.settle_unseen_run(prev, cpu, since.unwrap_or(ctx.ts), ctx.ts);
                 self.leave_cpu(cpu, prev, prev_state, ctx.ts);
             }
             Current::NotStarted => self.leave_cpu(cpu, prev, prev_state, ctx.ts),
@@ -459,6 +462,34 @@ impl Tracker {
             }
         }
         self.start_running(cpu, next, ctx.ts, 0);
+    }
+
+    /// `task` ran on `cpu` without the switch to it being seen (the CPU was unknown since
+    /// `unknown_since`): a wait it was in ended unseen (no earlier than it began), and a
+    /// CPU it was believed running on lost track of it.
+    fn settle_unseen_run(&mut self, task: TaskId, cpu: Cpu, unknown_since: Nanos, time: Nanos) {
+        if task == TaskId::IDLE {
+            return;
+        }
+        match self.runtime[task.index()].state {
+            State::Runnable { queue, wait, .. } => {
+                let end = unknown_since.max(self.waits.start[wait as usize]);
+                self.end_wait(task, end, WaitEnd::Lost, queue);
+            }
+            State::Running { cpu: other } if other != cpu => self.lose_track_elsewhere(other, task, time),
+            _ => {}
+        }
+    }
+
+    /// `task` is gone (its pid now names a new task): a wait it was in ends here, and a
+    /// CPU it was believed running on loses track of it.
+    fn abandon(&mut self, task: TaskId, time: Nanos) {
+        match self.runtime[task.index()].state {
+            State::Runnable { queue, .. } => self.end_wait(task, time, WaitEnd::Lost, queue),
+            State::Running { cpu } => self.lose_track_elsewhere(cpu, task, time),
+            _ => {}
+        }
+        self.runtime[task.index()].state = State::Unknown;
     }
 
     fn segment_end_kind(&self, task: TaskId, prev_state: i64) -> SegmentEnd {
@@ -633,6 +664,7 @@ impl Tracker {
             if self.tasks.get(old).exit.is_none() {
                 self.anomalies.count(Anomaly::PidReused, ctx.ts);
             }
+            self.abandon(old, ctx.ts);
         }
         let comm = self.comms.intern(child_comm);
         let child = self.tasks.create(child_pid, comm, ctx.ts);

@@ -250,3 +250,51 @@ fn a_task_cannot_stay_queued_on_an_idle_cpu() {
     assert_eq!(idle, [(Nanos(0), Nanos(1_000_000)), (Nanos(4_000_000), Nanos(5_000_000))]);
     assert_eq!(model.anomalies.get(Anomaly::UnrecordedSwitch), 1);
 }
+
+#[test]
+fn a_queued_task_that_turns_up_on_a_cpu_after_lost_events_leaves_its_old_runqueue() {
+    //  0:  DD?????....   Events are lost on CPU 0 after 20. A, queued on CPU 1 at 30,
+    //  0q  .......aaaa   turns up at 70 as the task CPU 0 switches out (preempted): its
+    //  1:  AAABBBBBBBB   wait on CPU 1 ended unseen (its end is unknown: it is cut where
+    //  1q  ...........   it began), and a new wait begins on CPU 0's runqueue.
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (4, "delta")])
+        .other(0, 0, 4)
+        .other(0, 1, 1)
+        .other(20, 0, 4)
+        .lost(0, 5)
+        .switch(30, 1, 1, R, 2)
+        .switch(70, 0, 1, R, 0)
+        .other(110, 1, 2)
+        .other(110, 0, 0)
+        .finish();
+    let a = task(&model, 1);
+    let waits: Vec<_> = model.waits.iter().filter(|w| w.task == a).map(|w| (w.start, w.end, w.end_kind)).collect();
+    assert_eq!(
+        waits,
+        [(Nanos(30), Nanos(30), WaitEnd::Lost), (Nanos(70), Nanos(110), WaitEnd::TraceEnd)],
+        "\n{}",
+        draw(&model)
+    );
+    assert_drawing(
+        &model,
+        "0: DD?????....
+         0q .......aaaa
+         1: AAABBBBBBBB
+         1q ...........",
+    );
+}
+
+#[test]
+fn a_reused_pid_ends_the_old_tasks_wait() {
+    //  0:  AAAAAAAAAA   B waits on CPU 0 from 10; A forks a new task with B's pid at 40
+    //  0q  .bbbn.....   (B's exit was not seen): B's wait ends there, the new task waits.
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .wake(10, 0, 1, 2, 0)
+        .fork(40, 0, 1, 2)
+        .other(100, 0, 1)
+        .finish();
+    let waits: Vec<_> = model.waits.iter().map(|w| (w.start, w.end, w.end_kind)).collect();
+    assert_eq!(waits, [(Nanos(10), Nanos(40), WaitEnd::Lost), (Nanos(40), Nanos(100), WaitEnd::TraceEnd)]);
+    assert_eq!(model.anomalies.get(Anomaly::PidReused), 1);
+}
