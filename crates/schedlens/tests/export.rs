@@ -83,6 +83,23 @@ fn perfetto_export_holds_every_event_of_dump() {
     perfetto_round_trip("barrier-v7zstd.dat", Some(("0.5", "1.5")));
 }
 
+#[test]
+fn perfetto_export_is_deterministic() {
+    let dir = temp("perfetto-twice");
+    let trace = fixture("hackbench-v7zstd.dat");
+    let outputs: Vec<Vec<u8>> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let out = dir.join(format!("{name}.pftrace")).display().to_string();
+            schedlens(&["export", &trace, "--format", "perfetto", "-o", &out]);
+            std::fs::read(&out).unwrap()
+        })
+        .collect();
+    assert!(outputs[0] == outputs[1], "same input, same bytes");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left.len(), 2, "no scratch file left behind: {left:?}");
+}
+
 /// Stats JSON files for one trace and the argument the Parquet check takes for it.
 fn stats_files(dir: &std::path::Path, trace: &str, name: &str, window: &[&str]) -> String {
     let mut paths = Vec::new();

@@ -6,8 +6,7 @@
 //! markers come from Perfetto's own parsers), and schedlens's tracks: running and
 //! waiting task counts, per-CPU runqueue length and `check`'s incidents. Events stream
 //! from the file to the output in bounded memory (a bundle per CPU); the tracks (and
-//! `check`) are computed on a second thread and their packets written between bundles,
-//! through a bounded channel.
+//! `check`) are computed on a second thread into a scratch file appended at the end.
 //!
 //! Full `sched_switch` events are written rather than the column-wise `compact_sched`
 //! bundles: compact switches leave out the previous task, which Perfetto then infers
@@ -23,7 +22,7 @@ pub use tracks::TrackCounts;
 use crate::{ExportError, Input, ProgressFn, Result, Scope};
 use ftrace::FtraceEncoder;
 use prost::Message;
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::Path;
 use tracedat::{Item, Selection, Trace};
 
@@ -39,38 +38,57 @@ pub struct PerfettoSummary {
     pub bytes: u64,
 }
 
-/// Writes the Perfetto trace of `input` to `path`.
+/// Writes the Perfetto trace of `input` to `path` (and, while it works, the tracks to a
+/// scratch file beside it, removed at the end).
 pub fn write(input: &Input<'_>, path: &Path, progress: ProgressFn<'_>) -> Result<PerfettoSummary> {
-    let file = std::fs::File::create(path).map_err(|e| ExportError::io(path, e))?;
+    let io = |e| ExportError::io(path, e);
+    let file = std::fs::File::create(path).map_err(io)?;
+    let scratch_path = path.with_extension("tracks-scratch");
+    let scratch = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&scratch_path)
+        .map_err(|e| ExportError::io(&scratch_path, e))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let mut summary = write_to(input, &mut out, progress).map_err(|e| ExportError::io(path, e))?;
-    let file = out.into_inner().map_err(|e| ExportError::io(path, e.into_error()))?;
-    summary.bytes = file.metadata().map_err(|e| ExportError::io(path, e))?.len();
+    let written = write_to(input, &mut out, scratch, progress);
+    let _ = std::fs::remove_file(&scratch_path);
+    let mut summary = written.map_err(io)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    summary.bytes = file.metadata().map_err(io)?.len();
     Ok(summary)
 }
 
-/// Writes the Perfetto trace of `input` to `out`.
-pub fn write_to(input: &Input<'_>, out: &mut impl Write, progress: ProgressFn<'_>) -> std::io::Result<PerfettoSummary> {
+/// Writes the events to `out` while a second thread runs `check` and writes the tracks to
+/// `scratch`; then appends the tracks. (Interleaving the two as they come would be as
+/// fast but would make the bytes depend on timing.)
+fn write_to(
+    input: &Input<'_>,
+    out: &mut impl Write,
+    scratch: std::fs::File,
+    progress: ProgressFn<'_>,
+) -> std::io::Result<PerfettoSummary> {
     write_packet(out, &system_info(input.trace))?;
     let mut encoder = FtraceEncoder::new(input.trace.formats());
-    let (sender, chunks) = std::sync::mpsc::sync_channel::<Vec<u8>>(32);
-    let tracks = std::thread::scope(|scope| {
+    let (events, tracks) = std::thread::scope(|scope| {
         let tracks = std::thread::Builder::new()
             .name("perfetto-tracks".into())
             .spawn_scoped(scope, move || {
                 let incidents = input.incidents();
-                tracks::write_tracks(input.model, input.scope, &incidents, &mut ChunkWriter(sender))
+                let mut buffered = std::io::BufWriter::with_capacity(1 << 20, scratch);
+                let counts = tracks::write_tracks(input.model, input.scope, &incidents, &mut buffered)?;
+                let scratch = buffered.into_inner().map_err(|e| e.into_error())?;
+                Ok::<_, std::io::Error>((counts, scratch))
             })
             .expect("a thread can be started");
-        let mut out = Interleaved { out, chunks: &chunks };
-        let events = stream_events(input.trace, input.buffer, input.scope, &mut encoder, &mut out, progress);
-        // The tracks' remaining packets (or, after an error, none: the thread then stops
-        // at its next send).
-        let drained = events.and_then(|()| chunks.iter().try_for_each(|chunk| out.out.write_all(&chunk)));
-        drop(chunks);
-        let tracks = tracks.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        drained.and(tracks)
-    })?;
+        let events = stream_events(input.trace, input.buffer, input.scope, &mut encoder, out, progress);
+        (events, tracks.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    events?;
+    let (tracks, mut scratch) = tracks?;
+    scratch.seek(std::io::SeekFrom::Start(0))?;
+    std::io::copy(&mut scratch, out)?;
     out.flush()?;
     Ok(PerfettoSummary {
         known_events: encoder.known_events,
@@ -86,7 +104,7 @@ fn stream_events(
     buffer: &str,
     scope: &Scope,
     encoder: &mut FtraceEncoder,
-    out: &mut Interleaved<'_, impl Write>,
+    out: &mut impl Write,
     progress: ProgressFn<'_>,
 ) -> std::io::Result<()> {
     let selection = Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() };
@@ -96,11 +114,8 @@ fn stream_events(
     let mut count = 0u64;
     loop {
         count += 1;
-        if count % (1 << 12) == 0 {
-            out.drain_ready()?;
-            if count % (1 << 16) == 0 {
-                progress(stream.bytes_done(), total);
-            }
+        if count % (1 << 16) == 0 {
+            progress(stream.bytes_done(), total);
         }
         match stream.next() {
             None => break,
@@ -117,47 +132,6 @@ fn stream_events(
     }
     progress(total, total);
     encoder.finish(out)
-}
-
-/// Sends each write (whole packets) to the writing thread.
-struct ChunkWriter(std::sync::mpsc::SyncSender<Vec<u8>>);
-
-impl Write for ChunkWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.send(buf.to_vec()).map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "writer stopped"))?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The output of the event pass, which writes the tracks' waiting chunks between its
-/// packets.
-struct Interleaved<'a, W: Write> {
-    out: &'a mut W,
-    chunks: &'a std::sync::mpsc::Receiver<Vec<u8>>,
-}
-
-impl<W: Write> Interleaved<'_, W> {
-    /// Called between packets.
-    fn drain_ready(&mut self) -> std::io::Result<()> {
-        while let Ok(chunk) = self.chunks.try_recv() {
-            self.out.write_all(&chunk)?;
-        }
-        Ok(())
-    }
-}
-
-impl<W: Write> Write for Interleaved<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.out.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
 }
 
 fn write_packet(out: &mut impl Write, packet: &proto::TracePacket) -> std::io::Result<()> {
