@@ -7,6 +7,7 @@ use super::columns::{Kind, Spec, TableWriter};
 use super::layout::Layout;
 use crate::{EventFilter, ProgressFn, Result, Scope};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use tracedat::format::{Element, EventFormat, Field, FieldKind};
 use tracedat::{Event, FieldRef, Item, Trace, Value};
 
@@ -36,7 +37,7 @@ pub struct RawSummary {
 pub fn write(trace: &Trace, scope: &Scope, layout: &Layout, progress: ProgressFn<'_>) -> Result<RawSummary> {
     let names = table_names(trace.formats());
     let filter = EventFilter::new(scope, trace.formats());
-    let mut tables: Vec<Option<EventTable>> = Vec::new();
+    let mut tables: HashMap<u32, EventTable> = HashMap::new();
     let mut summary = RawSummary::default();
     let selection = tracedat::Selection::all();
     let total = trace.data_size(&selection);
@@ -65,24 +66,18 @@ pub fn write(trace: &Trace, scope: &Scope, layout: &Layout, progress: ProgressFn
         if !filter.keeps(&event) {
             continue;
         }
-        let slot = event.id as usize;
-        if tables.len() <= slot {
-            tables.resize_with(slot + 1, || None);
-        }
-        if tables[slot].is_none() {
-            tables[slot] = Some(EventTable::create(layout, &names[&event.id], format)?);
-        }
-        let table = tables[slot].as_mut().expect("just created");
+        let table = match tables.entry(event.id) {
+            Entry::Occupied(table) => table.into_mut(),
+            Entry::Vacant(slot) => slot.insert(EventTable::create(layout, &names[&event.id], format)?),
+        };
         let buffer = trace.buffers().get(event.buffer as usize).map_or("", |b| b.name.as_str());
         table.push(&event, buffer)?;
     }
     progress(total, total);
     summary.unknown = stream.unknown_events();
     summary.damage = stream.damage().iter().map(|e| e.to_string()).collect();
-    for (id, table) in tables.into_iter().enumerate() {
-        if let Some(table) = table {
-            summary.tables.push((names[&(id as u32)].clone(), table.writer.finish()?));
-        }
+    for (id, table) in tables {
+        summary.tables.push((names[&id].clone(), table.writer.finish()?));
     }
     summary.tables.sort();
     Ok(summary)
