@@ -73,9 +73,9 @@ impl WindowRequest {
                 return Err(WindowError::Empty { min, max });
             }
         }
-        let origin = if self.after_sleep { model.after_sleep()? } else { model.start };
+        let origin = if self.after_sleep { model.after_sleep()? } else { model.start() };
         let start = self.min_s.map_or(origin, |s| origin + Nanos::from_secs_f64(s));
-        let end = self.max_s.map_or(Nanos(model.end.0 + 1), |s| origin + Nanos::from_secs_f64(s));
+        let end = self.max_s.map_or(Nanos(model.end().0 + 1), |s| origin + Nanos::from_secs_f64(s));
         Ok((Window::new(start, end), origin))
     }
 }
@@ -94,9 +94,9 @@ impl TaskFilter {
         if task == TaskId::IDLE {
             return false;
         }
-        let info = model.tasks.get(task);
+        let info = model.tasks().get(task);
         let named =
-            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms.name(comm).starts_with(prefix.as_str()));
+            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms().name(comm).starts_with(prefix.as_str()));
         (!self.forked_only || info.forked) && self.command_prefix.as_ref().is_none_or(named)
     }
 }

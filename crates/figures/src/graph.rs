@@ -219,8 +219,8 @@ fn any_unknown_time(model: &Model, request: &GraphRequest<'_>) -> bool {
     request
         .rows
         .iter()
-        .filter_map(|r| model.cpus.get(r.cpu.index()))
-        .any(|cpu| cpu.uncertain.iter().any(|&(start, end)| start < window.end && end > window.start))
+        .filter_map(|r| model.cpus().get(r.cpu.index()))
+        .any(|cpu| cpu.uncertain().iter().any(|&(start, end)| start < window.end && end > window.start))
 }
 
 /// The paper's Figure 9 legend: per command, colored as in the plot, in decreasing run time.

@@ -42,7 +42,7 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
     let layout = Layout::new(request);
     let count = (layout.data_width * columns_per_px).round().max(1.0) as u32;
     let RunningWaiting { columns: data, idle_while_waiting } = columns(model, request.window, count, request.filter);
-    let cores = model.cpu_count;
+    let cores = model.cpu_count();
     let top_value = data.iter().map(|c| c.total.max).max().unwrap_or(0).max(cores).max(1);
     let y_max = f64::from(top_value) * 1.1;
     let y_of = |value: u32| layout.plot.bottom() - (f64::from(value) / y_max) as f32 * layout.plot.h;

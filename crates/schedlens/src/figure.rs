@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model};
 use analysis::Window;
 use anyhow::{Context, Result, bail};
-use model::Nanos;
+use model::{Detail, Nanos};
 use render::{Document, Format, PngOptions, Scene};
 use std::fs::File;
 use std::io::BufWriter;
@@ -120,11 +120,11 @@ pub struct Run {
 }
 
 /// Loads every trace and resolves its window; the outcome is partial if any input was.
-pub fn load_runs(paths: &[PathBuf], window: &WindowArgs) -> Result<(Vec<Run>, Outcome)> {
+pub fn load_runs(paths: &[PathBuf], window: &WindowArgs, detail: Detail) -> Result<(Vec<Run>, Outcome)> {
     let mut runs = Vec::with_capacity(paths.len());
     let mut outcome = Outcome::Complete;
     for path in paths {
-        let loaded = load_model(path)?;
+        let loaded = load_model(path, detail)?;
         let (window, origin) = window.resolve(&loaded.model, path)?;
         if loaded.outcome == Outcome::Partial {
             outcome = Outcome::Partial;

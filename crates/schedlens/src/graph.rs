@@ -8,6 +8,7 @@ use crate::topology::TopologyArgs;
 use anyhow::{Result, bail};
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::timeline::Coloring;
+use model::Detail;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -38,14 +39,14 @@ pub fn run(args: Args) -> Result<Outcome> {
         (None, true) => Coloring::ByCommand,
         (None, false) => Coloring::ByPid,
     };
-    let (runs, outcome) = load_runs(&args.traces, &args.window)?;
+    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::SEGMENTS)?;
     let span = common_span(&runs);
     let filter = args.window.filter();
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {
         let model = &run.loaded.model;
-        let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
-        let rows = row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order);
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
+        let rows = row_order(model.cpus().len(), topology.as_ref(), args.topology.socket_order);
         let request = GraphRequest {
             title: args.output.title_of(&run.path, runs.len()),
             window: run.window,

@@ -10,6 +10,7 @@ use analysis::occupancy::IdleWhileWaiting;
 use anyhow::{Result, bail};
 use figures::graph::{PlotSize, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use model::Detail;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -37,15 +38,15 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.target.as_deref() == Some("") {
         bail!("--target needs a command name prefix");
     }
-    let (runs, outcome) = load_runs(&args.traces, &args.window)?;
+    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::WAITS)?;
     let span = common_span(&runs);
     let filter = analysis::TaskFilter { command_prefix: args.target.clone(), ..args.window.filter() };
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {
         let model = &run.loaded.model;
-        let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
         let mut strips = if args.per_cpu {
-            row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order)
+            row_order(model.cpus().len(), topology.as_ref(), args.topology.socket_order)
         } else {
             Vec::new()
         };
