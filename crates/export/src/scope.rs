@@ -21,16 +21,16 @@ pub struct Scope {
 
 impl Scope {
     pub fn new(model: &Model, window: Window, origin: Nanos, filter: TaskFilter) -> Scope {
-        let accepted: Vec<bool> = (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect();
+        let accepted: Vec<bool> = model.tasks().ids().map(|id| filter.accepts(model, id)).collect();
         let filtering = filter != TaskFilter::default();
         let accepted_pids = filtering
-            .then(|| model.tasks.iter().filter(|(id, _)| accepted[id.index()]).map(|(_, task)| task.pid.0).collect());
+            .then(|| model.tasks().iter().filter(|(id, _)| accepted[id.index()]).map(|(_, task)| task.pid.0).collect());
         Scope { window, origin, filter, accepted, accepted_pids }
     }
 
     /// The whole trace, every task.
     pub fn everything(model: &Model) -> Scope {
-        Scope::new(model, Window::new(model.start, Nanos(model.end.0 + 1)), model.start, TaskFilter::default())
+        Scope::new(model, Window::new(model.start(), Nanos(model.end().0 + 1)), model.start(), TaskFilter::default())
     }
 
     /// Whether a task counts (the idle task never does).

@@ -40,7 +40,7 @@ fn printed_counts(archive: &str) -> Option<HashMap<(String, u64), u64>> {
 fn otf2_print_reads_back_the_model() {
     for name in ["hackbench-v7zstd.dat", "scenario-pinned-v7zstd.dat", "lost-events-v7zstd.dat"] {
         let trace = Trace::open(fixture(name)).unwrap();
-        let (model, report) = Model::build(&trace, &mut |_| {}).unwrap();
+        let (model, report) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
         let scope = Scope::everything(&model);
         let min_incident = model::Nanos(4_000_000);
         let input = Input { trace: &trace, model: &model, buffer: &report.buffer, scope: &scope, min_incident };
@@ -49,22 +49,22 @@ fn otf2_print_reads_back_the_model() {
         let Some(counts) = printed_counts(&dir.join("traces.otf2").display().to_string()) else { return };
         let count = |kind: &str, cpu: usize| counts.get(&(kind.to_string(), cpu as u64)).copied().unwrap_or(0);
         let mut total_segments = 0;
-        for timeline in &model.cpus {
-            let cpu = timeline.cpu.index();
-            let segments = timeline.segments.iter().filter(|s| s.task != TaskId::IDLE).count() as u64;
+        for timeline in model.cpus() {
+            let cpu = timeline.cpu().index();
+            let segments = timeline.segments().iter().filter(|s| s.task != TaskId::IDLE).count() as u64;
             total_segments += segments;
             assert_eq!(count("ENTER", cpu), segments, "{name}: enters on CPU {cpu}");
             assert_eq!(count("LEAVE", cpu), segments, "{name}: leaves on CPU {cpu}");
             assert!(count("METRIC", cpu) > 0, "{name}: counters on CPU {cpu}");
         }
-        let sends: u64 = (0..model.cpus.len()).map(|cpu| count("MPI_SEND", cpu)).sum();
-        let receives: u64 = (0..model.cpus.len()).map(|cpu| count("MPI_RECV", cpu)).sum();
-        assert_eq!(sends, model.migrations.len() as u64, "{name}: one message per migration");
+        let sends: u64 = (0..model.cpus().len()).map(|cpu| count("MPI_SEND", cpu)).sum();
+        let receives: u64 = (0..model.cpus().len()).map(|cpu| count("MPI_RECV", cpu)).sum();
+        assert_eq!(sends, model.migrations().len() as u64, "{name}: one message per migration");
         assert_eq!(receives, sends);
         assert_eq!(summary.enters, total_segments);
         println!(
             "{name}: otf2-print shows {total_segments} enter/leave pairs, {sends} migration messages on {} CPUs",
-            model.cpus.len()
+            model.cpus().len()
         );
     }
 }

@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 }
 
 fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
-    let Loaded { trace, model, buffer, outcome } = load_model(path)?;
+    let Loaded { trace, model, buffer, outcome } = load_model(path, model::Detail::FULL)?;
     let (window, origin) = args.window.resolve(&model, path)?;
     let scope = Scope::new(&model, window, origin, args.window.filter());
     let min_incident = Nanos((args.min_duration * 1e6) as u64);

@@ -91,8 +91,8 @@ impl Regions {
     fn of(&mut self, input: &Input<'_>, task: TaskId) -> u32 {
         *self.by_task.entry(task).or_insert_with(|| {
             let model = input.model;
-            let info = model.tasks.get(task);
-            self.names.push(format!("{} ({})", model.comms.name(info.last_comm()), info.pid));
+            let info = model.tasks().get(task);
+            self.names.push(format!("{} ({})", model.comms().name(info.last_comm()), info.pid));
             (self.names.len() - 1) as u32
         })
     }
@@ -104,14 +104,14 @@ type Records = Vec<(u64, u64, Record)>;
 fn per_cpu_records(input: &Input<'_>, regions: &mut Regions, progress: ProgressFn<'_>) -> Vec<Records> {
     let (model, scope) = (input.model, input.scope);
     let window = scope.window;
-    let cpus = model.cpus.len();
+    let cpus = model.cpus().len();
     let mut locations: Vec<Records> = vec![Vec::new(); cpus];
     // Order among records at one time: a segment's leave, then the next one's enter (in
     // segment order), then messages, then counters.
     let mut seq = 0u64;
-    for timeline in &model.cpus {
-        let records = &mut locations[timeline.cpu.index()];
-        let segments = &timeline.segments;
+    for timeline in model.cpus() {
+        let records = &mut locations[timeline.cpu().index()];
+        let segments = &timeline.segments();
         let mut switches = 0u64;
         records.push((window.start.0, u64::MAX, Record::Metric { class: SWITCHES, value: 0 }));
         for i in segments.overlapping(window.start, window.end) {
@@ -130,11 +130,11 @@ fn per_cpu_records(input: &Input<'_>, regions: &mut Regions, progress: ProgressF
             records.push((end.0, seq + 1, Record::Leave(region)));
             seq += 2;
         }
-        cpu_queue_length(model, timeline.cpu, window, &scope.filter, |start, _, length| {
+        cpu_queue_length(model, timeline.cpu(), window, &scope.filter, |start, _, length| {
             records.push((start.0, u64::MAX, Record::Metric { class: RUNNABLE, value: length.into() }));
         });
     }
-    for migration in model.migrations.iter() {
+    for migration in model.migrations().iter() {
         let (from, to) = (migration.from.index(), migration.to.index());
         if !window.contains(migration.time) || !scope.accepts(migration.task) || from >= cpus || to >= cpus {
             continue;
@@ -167,7 +167,7 @@ fn reason_tag(reason: MigrationReason) -> u32 {
 /// Per CPU, the times of the `sched_process_fork` events it recorded in the scope (the
 /// model keeps forks per task, not where they happened).
 fn fork_times(input: &Input<'_>, progress: ProgressFn<'_>) -> Vec<Vec<Nanos>> {
-    let mut forks = vec![Vec::new(); input.model.cpus.len()];
+    let mut forks = vec![Vec::new(); input.model.cpus().len()];
     let Some(format) = input.trace.formats().by_name("sched:sched_process_fork") else { return forks };
     let filter = crate::EventFilter::new(input.scope, input.trace.formats());
     let selection = Selection { buffers: Some(vec![input.buffer.to_string()]), ..Selection::all() };

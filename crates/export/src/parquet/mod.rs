@@ -62,7 +62,7 @@ fn metadata(
     let (trace, model, scope) = (input.trace, input.model, input.scope);
     let meta = trace.metadata();
     let anomalies: Vec<serde_json::Value> = model
-        .anomalies
+        .anomalies()
         .iter()
         .map(|(kind, count, first)| json!({"kind": format!("{kind:?}"), "count": count, "first_ns": first.0, "description": kind.description()}))
         .collect();
@@ -77,8 +77,8 @@ fn metadata(
         "uname": meta.options.uname,
         "buffers": trace.buffers().iter().map(|b| b.name.clone()).collect::<Vec<_>>(),
         "model_buffer": input.buffer,
-        "start_ns": model.start.0,
-        "end_ns": model.end.0,
+        "start_ns": model.start().0,
+        "end_ns": model.end().0,
         "window": {"start_ns": scope.window.start.0, "end_ns": scope.window.end.0, "origin_ns": scope.origin.0},
         "filter": {"forked_only": scope.filter.forked_only},
         "lost_events": raw.lost,

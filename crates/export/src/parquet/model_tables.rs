@@ -55,13 +55,13 @@ fn tasks(input: &Input<'_>, layout: &Layout) -> Result<u64> {
             Spec::nullable("exec", Text),
         ],
     )?;
-    for (id, task) in model.tasks.iter().filter(|(id, _)| keeps_task(input, *id)) {
-        let first = task.comms.first().map_or("", |&(_, c)| model.comms.name(c));
-        let parent = task.parent.map(|p| (i64::from(p.0), i64::from(model.tasks.get(p).pid.0)));
+    for (id, task) in model.tasks().iter().filter(|(id, _)| keeps_task(input, *id)) {
+        let first = task.comms.first().map_or("", |&(_, c)| model.comms().name(c));
+        let parent = task.parent.map(|p| (p.index() as i64, i64::from(model.tasks().get(p).pid.0)));
         t.row()
-            .int(id.0.into())
+            .int(id.index() as i64)
             .int(task.pid.0.into())
-            .text(model.comms.name(task.last_comm()))
+            .text(model.comms().name(task.last_comm()))
             .text(first)
             .opt_int(parent.map(|p| p.0))
             .opt_int(parent.map(|p| p.1))
@@ -80,9 +80,14 @@ fn task_names(input: &Input<'_>, layout: &Layout) -> Result<u64> {
     let specs =
         vec![Spec::new("task", Int), Spec::new("pid", Int), Spec::new("since_ns", Time), Spec::new("comm", Text)];
     let mut t = table(layout, "task_names", specs)?;
-    for (id, task) in model.tasks.iter().filter(|(id, _)| keeps_task(input, *id)) {
+    for (id, task) in model.tasks().iter().filter(|(id, _)| keeps_task(input, *id)) {
         for &(since, comm) in &task.comms {
-            t.row().int(id.0.into()).int(task.pid.0.into()).int(since.0 as i64).text(model.comms.name(comm)).end()?;
+            t.row()
+                .int(id.index() as i64)
+                .int(task.pid.0.into())
+                .int(since.0 as i64)
+                .text(model.comms().name(comm))
+                .end()?;
         }
     }
     t.finish()
@@ -106,8 +111,8 @@ fn segments(input: &Input<'_>, layout: &Layout) -> Result<u64> {
             Spec::new("prev_state", Int),
         ],
     )?;
-    for timeline in &model.cpus {
-        let segments = &timeline.segments;
+    for timeline in model.cpus() {
+        let segments = &timeline.segments();
         for i in segments.overlapping(window.start, window.end) {
             let segment = segments.get(i);
             if !keeps_task(input, segment.task) {
@@ -115,9 +120,9 @@ fn segments(input: &Input<'_>, layout: &Layout) -> Result<u64> {
             }
             let (start, end) = window.clip(segment.start, segment.end);
             t.row()
-                .int(timeline.cpu.0.into())
-                .int(segment.task.0.into())
-                .int(model.tasks.get(segment.task).pid.0.into())
+                .int(timeline.cpu().0.into())
+                .int(segment.task.index() as i64)
+                .int(model.tasks().get(segment.task).pid.0.into())
                 .text(comm_at(model, segment.task, segment.start))
                 .int(start.0 as i64)
                 .int(end.0 as i64)
@@ -132,12 +137,12 @@ fn segments(input: &Input<'_>, layout: &Layout) -> Result<u64> {
 
 /// The CPU whose runqueue each wait was in last (where it got the CPU, when it did).
 fn last_queue_of_waits(model: &Model) -> Vec<Option<(Nanos, Cpu)>> {
-    let mut last = vec![None; model.waits.len()];
-    for timeline in &model.cpus {
-        for piece in timeline.queue.iter() {
+    let mut last = vec![None; model.waits().len()];
+    for timeline in model.cpus() {
+        for piece in timeline.queue().iter() {
             let slot: &mut Option<(Nanos, Cpu)> = &mut last[piece.wait as usize];
             if slot.is_none_or(|(start, _)| start <= piece.start) {
-                *slot = Some((piece.start, timeline.cpu));
+                *slot = Some((piece.start, timeline.cpu()));
             }
         }
     }
@@ -164,15 +169,15 @@ fn waits(input: &Input<'_>, layout: &Layout) -> Result<u64> {
         ],
     )?;
     let queues = last_queue_of_waits(model);
-    for (index, wait) in model.waits.iter().enumerate() {
+    for (index, wait) in model.waits().iter().enumerate() {
         if !input.scope.accepts(wait.task) || window.overlap(wait.start, wait.end) == Nanos::ZERO {
             continue;
         }
         let (start, end) = window.clip(wait.start, wait.end);
         t.row()
             .int(index as i64)
-            .int(wait.task.0.into())
-            .int(model.tasks.get(wait.task).pid.0.into())
+            .int(wait.task.index() as i64)
+            .int(model.tasks().get(wait.task).pid.0.into())
             .text(comm_at(model, wait.task, wait.start))
             .opt_int(queues[index].map(|(_, cpu)| cpu.0.into()))
             .int(start.0 as i64)
@@ -197,18 +202,18 @@ fn runqueue(input: &Input<'_>, layout: &Layout) -> Result<u64> {
         Spec::new("end_ns", Time),
     ];
     let mut t = table(layout, "runqueue", specs)?;
-    for timeline in &model.cpus {
-        for piece in timeline.queue.iter() {
-            let task = model.waits.get(piece.wait as usize).task;
+    for timeline in model.cpus() {
+        for piece in timeline.queue().iter() {
+            let task = model.waits().get(piece.wait as usize).task;
             if !input.scope.accepts(task) || window.overlap(piece.start, piece.end) == Nanos::ZERO {
                 continue;
             }
             let (start, end) = window.clip(piece.start, piece.end);
             t.row()
-                .int(timeline.cpu.0.into())
+                .int(timeline.cpu().0.into())
                 .int(piece.wait.into())
-                .int(task.0.into())
-                .int(model.tasks.get(task).pid.0.into())
+                .int(task.index() as i64)
+                .int(model.tasks().get(task).pid.0.into())
                 .int(start.0 as i64)
                 .int(end.0 as i64)
                 .end()?;
@@ -240,7 +245,7 @@ fn wakeups(input: &Input<'_>, layout: &Layout) -> Result<u64> {
             Spec::nullable("latency_ns", Int),
         ],
     )?;
-    for wakeup in model.wakeups.iter() {
+    for wakeup in model.wakeups().iter() {
         let enqueued = model.wakeup_enqueued(&wakeup);
         let Some(time) = wakeup.waking.or(enqueued) else { continue };
         if !input.scope.accepts(wakeup.wakee) || !window.contains(time) {
@@ -255,11 +260,11 @@ fn wakeups(input: &Input<'_>, layout: &Layout) -> Result<u64> {
                 WakeupKind::Wakeup => "wakeup",
                 WakeupKind::NewTask => "new-task",
             })
-            .int(wakeup.wakee.0.into())
-            .int(model.tasks.get(wakeup.wakee).pid.0.into())
+            .int(wakeup.wakee.index() as i64)
+            .int(model.tasks().get(wakeup.wakee).pid.0.into())
             .text(comm_at(model, wakeup.wakee, time))
             .opt_int(ns(wakeup.waking))
-            .opt_int(wakeup.waker.map(|w| model.tasks.get(w).pid.0.into()))
+            .opt_int(wakeup.waker.map(|w| model.tasks().get(w).pid.0.into()))
             .opt_int(cpu(wakeup.waker_cpu))
             .opt_int(cpu(wakeup.prev_cpu))
             .int(wakeup.target_cpu.0.into())
@@ -285,14 +290,14 @@ fn migrations(input: &Input<'_>, layout: &Layout) -> Result<u64> {
         Spec::new("reason", Text),
     ];
     let mut t = table(layout, "migrations", specs)?;
-    for migration in model.migrations.iter() {
+    for migration in model.migrations().iter() {
         if !input.scope.accepts(migration.task) || !window.contains(migration.time) {
             continue;
         }
         t.row()
             .int(migration.time.0 as i64)
-            .int(migration.task.0.into())
-            .int(model.tasks.get(migration.task).pid.0.into())
+            .int(migration.task.index() as i64)
+            .int(model.tasks().get(migration.task).pid.0.into())
             .text(comm_at(model, migration.task, migration.time))
             .int(migration.from.0.into())
             .int(migration.to.0.into())
@@ -342,13 +347,13 @@ fn cpus(input: &Input<'_>, layout: &Layout) -> Result<u64> {
         Spec::new("lost_unknown", Int),
     ];
     let mut t = table(layout, "cpus", specs)?;
-    for timeline in &input.model.cpus {
+    for timeline in input.model.cpus() {
         t.row()
-            .int(timeline.cpu.0.into())
-            .opt_int(timeline.first_event.map(|t| t.0 as i64))
-            .opt_int(timeline.last_event.map(|t| t.0 as i64))
-            .int(timeline.lost_events as i64)
-            .int(timeline.lost_unknown as i64)
+            .int(timeline.cpu().0.into())
+            .opt_int(timeline.first_event().map(|t| t.0 as i64))
+            .opt_int(timeline.last_event().map(|t| t.0 as i64))
+            .int(timeline.lost_events() as i64)
+            .int(timeline.lost_unknown() as i64)
             .end()?;
     }
     t.finish()
@@ -359,11 +364,11 @@ fn uncertain(input: &Input<'_>, layout: &Layout) -> Result<u64> {
     let window = input.scope.window;
     let specs = vec![Spec::new("cpu", Int), Spec::new("start_ns", Time), Spec::new("end_ns", Time)];
     let mut t = table(layout, "uncertain", specs)?;
-    for timeline in &input.model.cpus {
-        for &(start, end) in &timeline.uncertain {
+    for timeline in input.model.cpus() {
+        for &(start, end) in timeline.uncertain() {
             if window.overlap(start, end) > Nanos::ZERO {
                 let (start, end) = window.clip(start, end);
-                t.row().int(timeline.cpu.0.into()).int(start.0 as i64).int(end.0 as i64).end()?;
+                t.row().int(timeline.cpu().0.into()).int(start.0 as i64).int(end.0 as i64).end()?;
             }
         }
     }

@@ -45,7 +45,7 @@ pub fn write_tracks(
         out,
         &counter_track(WAITING_UUID, "schedlens: waiting tasks", "tasks runnable in a runqueue, not running"),
     )?;
-    for cpu in 0..model.cpus.len() {
+    for cpu in 0..model.cpus().len() {
         let name = format!("schedlens: runqueue length cpu {cpu}");
         write_packet(
             out,
@@ -79,7 +79,7 @@ pub fn write_tracks(
         }
     });
     counter.drain()?;
-    for cpu in 0..model.cpus.len() {
+    for cpu in 0..model.cpus().len() {
         cpu_queue_length(model, Cpu(cpu as u32), scope.window, &scope.filter, |start, _, length| {
             counter.value(start, QUEUE_UUID_BASE + cpu as u64, length.into());
         });
