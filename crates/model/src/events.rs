@@ -70,7 +70,7 @@ impl<'a> RawName<'a> {
     }
 
     /// The name's bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub fn to_bytes(self) -> Vec<u8> {
         match (self.word(), self) {
             (Some(word), _) => {
                 let bytes = word.to_le_bytes();

@@ -10,6 +10,7 @@
 mod anomalies;
 mod columns;
 mod events;
+mod markers;
 mod model;
 #[cfg(feature = "scenario")]
 pub mod scenario;
@@ -21,6 +22,7 @@ mod tracker;
 
 pub use anomalies::{Anomalies, Anomaly, Severity};
 pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
+pub use markers::{Marker, read_markers};
 pub use model::{AfterSleepError, BuildReport, Detail, Model, ModelError};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};

@@ -298,6 +298,7 @@ fn write_figures(
             coloring: &Coloring::ByPid,
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let plot = RunningWaitingRequest {
             title,
@@ -308,6 +309,7 @@ fn write_figures(
             per_cpu: &[],
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let (running_waiting, _) = running_waiting_plot(model, &plot);
         for (scene, kind) in [(graph(model, &timeline), "graph"), (running_waiting, "running-waiting")] {

@@ -31,7 +31,7 @@ pub struct WindowArgs {
 
 impl WindowArgs {
     pub fn filter(&self) -> TaskFilter {
-        TaskFilter { forked_only: self.forked, command_prefix: None }
+        TaskFilter { forked_only: self.forked, ..TaskFilter::default() }
     }
 
     /// The window and the origin times are shown relative to.

@@ -111,6 +111,27 @@ fn write_document(path: &Path, format: Format, png: &PngOptions, document: Docum
     std::io::Write::flush(&mut out).with_context(|| path.display().to_string())
 }
 
+/// `--markers[=REGEX]`: trace markers (ftrace `print` and `bprint` events) as labelled
+/// vertical lines.
+#[derive(clap::Args, Clone, Debug)]
+pub struct MarkerArgs {
+    /// Draw trace markers (text written to trace_marker, trace_printk messages) as
+    /// labelled vertical lines: all of them, or with `--markers=REGEX` those whose text
+    /// matches.
+    #[arg(long, value_name = "REGEX", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub markers: Option<String>,
+}
+
+impl MarkerArgs {
+    /// The markers of `trace` to draw (none without `--markers`).
+    pub fn read(&self, trace: &tracedat::Trace) -> Result<Vec<model::Marker>> {
+        let Some(pattern) = &self.markers else { return Ok(Vec::new()) };
+        let regex =
+            regex::Regex::new(pattern).with_context(|| format!("--markers={pattern}: not a regular expression"))?;
+        Ok(model::read_markers(trace, |text| regex.is_match(text)))
+    }
+}
+
 /// A loaded trace with its window.
 pub struct Run {
     pub path: PathBuf,

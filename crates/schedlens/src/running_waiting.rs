@@ -4,7 +4,7 @@
 
 use crate::Outcome;
 use crate::common::WindowArgs;
-use crate::figure::{OutputArgs, Run, common_span, load_runs};
+use crate::figure::{MarkerArgs, OutputArgs, Run, common_span, load_runs};
 use crate::topology::TopologyArgs;
 use analysis::occupancy::IdleWhileWaiting;
 use anyhow::{Result, bail};
@@ -28,6 +28,8 @@ pub struct Args {
     #[arg(long)]
     per_cpu: bool,
     #[command(flatten)]
+    markers: MarkerArgs,
+    #[command(flatten)]
     topology: TopologyArgs,
     #[command(flatten)]
     output: OutputArgs,
@@ -45,6 +47,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     for run in &runs {
         let model = &run.loaded.model;
         let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
+        let markers = args.markers.read(&run.loaded.trace)?;
         let mut strips = if args.per_cpu {
             row_order(model.cpus().len(), topology.as_ref(), args.topology.socket_order)
         } else {
@@ -60,6 +63,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             per_cpu: &strips,
             size: PlotSize { width: args.output.width, height: args.output.height },
             columns_per_px: args.output.columns_per_px(format),
+            markers: &markers,
         };
         let (page, found) = running_waiting_plot(model, &request);
         print_summary(&run.path, found, run)?;
