@@ -81,6 +81,8 @@ const DAMAGE: [Anomaly; 3] = [Anomaly::CpuOutOfRange, Anomaly::MissingField, Ano
 pub struct Loaded {
     pub trace: Trace,
     pub model: Model,
+    /// The buffer the model was built from ("" is the top buffer).
+    pub buffer: String,
     pub outcome: Outcome,
 }
 
@@ -119,5 +121,5 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
         eprintln!("schedlens: warning: {name}: some events are damaged; results leave them out");
         outcome = Outcome::Partial;
     }
-    Ok(Loaded { trace, model, outcome })
+    Ok(Loaded { trace, model, buffer: report.buffer, outcome })
 }
