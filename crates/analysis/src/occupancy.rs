@@ -57,8 +57,11 @@ struct CpuChanges<'m> {
     accepted: &'m [bool],
     segment: usize,
     at_segment_end: bool,
-    /// The next piece to start.
+    /// When the segment change at `segment`/`at_segment_end` happens (`None`: no more).
+    segment_time: Option<Nanos>,
+    /// The next accepted piece to start, and its start.
     piece: usize,
+    piece_start: Option<Nanos>,
     /// Every task is accepted.
     every_task: bool,
     ends: BinaryHeap<Reverse<Nanos>>,
@@ -76,7 +79,9 @@ impl<'m> CpuChanges<'m> {
             accepted,
             segment: 0,
             at_segment_end: false,
+            segment_time: None,
             piece,
+            piece_start: None,
             every_task,
             ends: BinaryHeap::new(),
         };
@@ -101,6 +106,8 @@ impl<'m> CpuChanges<'m> {
                 before.running += 1;
             }
         }
+        changes.find_segment_time();
+        changes.find_piece_start();
         (changes, before)
     }
 
@@ -111,40 +118,38 @@ impl<'m> CpuChanges<'m> {
         if self.every_task {
             return true;
         }
+        // In range: a queue piece's wait is a row of `waits`, whose task is a model task.
         let wait = self.model.cpus()[self.cpu].queue().wait(index) as usize;
         self.accepted[self.model.waits().task(wait).index()]
     }
 
-    #[inline]
-    fn next_segment_time(&self) -> Option<Nanos> {
+    fn find_segment_time(&mut self) {
         let segments = &self.model.cpus()[self.cpu].segments();
-        (self.segment < segments.len())
-            .then(|| if self.at_segment_end { segments.end(self.segment) } else { segments.start(self.segment) })
+        self.segment_time = (self.segment < segments.len())
+            .then(|| if self.at_segment_end { segments.end(self.segment) } else { segments.start(self.segment) });
     }
 
-    /// The start of the next accepted piece, skipping the others.
-    #[inline]
-    fn next_piece_start(&mut self) -> Option<Nanos> {
+    /// Finds the start of the next accepted piece, skipping the others.
+    fn find_piece_start(&mut self) {
         let queue = &self.model.cpus()[self.cpu].queue();
         while self.piece < queue.len() && !self.counts(self.piece) {
             self.piece += 1;
         }
-        (self.piece < queue.len()).then(|| queue.start(self.piece))
+        self.piece_start = (self.piece < queue.len()).then(|| queue.start(self.piece));
     }
 
     /// The time of the next change, if any.
     #[inline]
-    fn peek(&mut self) -> Option<Nanos> {
+    fn peek(&self) -> Option<Nanos> {
         let ends = self.ends.peek().map(|end| end.0);
-        [self.next_segment_time(), self.next_piece_start(), ends].into_iter().flatten().min()
+        [self.segment_time, self.piece_start, ends].into_iter().flatten().min()
     }
 
     /// Takes every change at exactly `time`.
     fn take(&mut self, time: Nanos) -> Delta {
         let mut delta = Delta::default();
-        while self.next_segment_time() == Some(time) {
-            let segments = &self.model.cpus()[self.cpu].segments();
-            let task = segments.task(self.segment);
+        while self.segment_time == Some(time) {
+            let task = self.model.cpus()[self.cpu].segments().task(self.segment);
             let sign = if self.at_segment_end { -1 } else { 1 };
             delta.known += sign;
             if task == TaskId::IDLE {
@@ -156,11 +161,13 @@ impl<'m> CpuChanges<'m> {
                 self.segment += 1;
             }
             self.at_segment_end = !self.at_segment_end;
+            self.find_segment_time();
         }
-        while self.next_piece_start() == Some(time) {
+        while self.piece_start == Some(time) {
             delta.waiting += 1;
             self.ends.push(Reverse(self.model.cpus()[self.cpu].queue().end_of(self.piece)));
             self.piece += 1;
+            self.find_piece_start();
         }
         while self.ends.peek() == Some(&Reverse(time)) {
             delta.waiting -= 1;
@@ -206,6 +213,8 @@ pub fn sweep_in_parts<A: Send>(
     })
 }
 
+/// Per model task, whether the filter counts it (indexed by segments' and waits' task
+/// ids: model tasks, in range).
 fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
     model.tasks().ids().map(|task| filter.accepts(model, task)).collect()
 }
@@ -363,13 +372,13 @@ pub fn cpu_queue_length(
     let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
     let mut state = Occupancy::default();
     before.apply(&mut state);
-    let mut stretch = Stretch::starting(window, state.running + state.waiting);
+    let mut stretch = Stretch::starting(window, state.running.saturating_add(state.waiting));
     while let Some(time) = changes.peek() {
         if time >= window.end {
             break;
         }
         changes.take(time).apply(&mut state);
-        stretch.change(time, state.running + state.waiting, &mut visit);
+        stretch.change(time, state.running.saturating_add(state.waiting), &mut visit);
     }
     stretch.finish(&mut visit);
 }

@@ -129,7 +129,8 @@ fn trace_json(trace: &ReportTrace, analysis: &Analysis, coverage: Option<&Covera
         "markers": markers,
         "markerTotal": trace.markers.len(),
         "colors": task_colors(model),
-        "migrations": analysis.findings.migrations,
+        "migrations": {"cpus": analysis.findings.migrations.cpus, "pairs": analysis.findings.migrations.pairs.iter()
+            .map(|&(from, to, count)| json!([from.0, to.0, count])).collect::<Vec<_>>()},
         "finestLevel": coverage.map(|c| c.finest),
         "topLevel": coverage.map(|c| c.top),
         "zoomedIncidents": coverage.map(|c| c.incidents.clone()),

@@ -353,7 +353,7 @@ fn write_migrations(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
     );
     for (n, (trace, analysis)) in traces.iter().zip(analyses).enumerate() {
         let matrix = &analysis.findings.migrations;
-        let total: u64 = matrix.iter().flatten().sum();
+        let total = matrix.total();
         let _ = writeln!(out, "<h3>{}</h3>\n<p>{total} migrations.</p>", escape(&trace.name));
         let _ =
             writeln!(out, "<div class=\"heat-box\"><canvas class=\"migration-map\" data-trace=\"{n}\"></canvas></div>");

@@ -115,9 +115,8 @@ export function sortable(table) {
   });
 }
 
-/** The migration matrix as a heat map: row = from, column = to; hover for the count. */
-export function heatMap(canvas, matrix) {
-  const n = matrix.length;
+/** The migration matrix ({cpus, pairs: [[from, to, count]]}) as a heat map: row = from, column = to; hover for the count. */
+export function heatMap(canvas, { cpus: n, pairs }) {
   if (!n) return;
   const cell = Math.max(2, Math.min(24, Math.floor(640 / n)));
   const size = n * cell;
@@ -128,19 +127,15 @@ export function heatMap(canvas, matrix) {
   canvas.style.height = `${size}px`;
   const ctx = canvas.getContext('2d');
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  let most = 0;
-  for (const row of matrix) for (const v of row) most = Math.max(most, v);
+  const counts = new Map(pairs.map(([from, to, count]) => [from * n + to, count]));
+  const most = pairs.reduce((m, p) => Math.max(m, p[2]), 0);
   ctx.fillStyle = '#fff';
   ctx.fillRect(0, 0, size, size);
-  for (let from = 0; from < n; from++) {
-    for (let to = 0; to < n; to++) {
-      const v = matrix[from][to];
-      if (!v) continue;
-      const share = Math.log1p(v) / Math.log1p(most);
-      const light = Math.round(95 - share * 70);
-      ctx.fillStyle = `hsl(12, 85%, ${light}%)`;
-      ctx.fillRect(to * cell, from * cell, cell, cell);
-    }
+  for (const [from, to, v] of pairs) {
+    if (!v || from >= n || to >= n) continue;
+    const share = Math.log1p(v) / Math.log1p(most);
+    ctx.fillStyle = `hsl(12, 85%, ${Math.round(95 - share * 70)}%)`;
+    ctx.fillRect(to * cell, from * cell, cell, cell);
   }
   const label = document.createElement('div');
   label.className = 'heat-label muted';
@@ -151,6 +146,6 @@ export function heatMap(canvas, matrix) {
     const to = Math.floor((event.clientX - rect.left) / cell);
     const from = Math.floor((event.clientY - rect.top) / cell);
     if (from < 0 || to < 0 || from >= n || to >= n) return;
-    label.textContent = `CPU ${from} → CPU ${to}: ${matrix[from][to]} migrations`;
+    label.textContent = `CPU ${from} → CPU ${to}: ${counts.get(from * n + to) || 0} migrations`;
   });
 }
