@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test suite: every crate's tests (unit, golden files, scenario tests, and
-# the comparisons with `trace-cmd report` on the real traces in testdata/), then the trace
-# reader's fuzzer for a bounded time. Installs trace-cmd (as root, with apt) and Rust
-# (rustup) when missing; `.ci/run` installs the rest a fresh Debian machine lacks and
-# then runs this script.
+# the comparisons with `trace-cmd report` on the real traces in testdata/), the viewer's
+# JS unit tests and browser tests (node's test runner; headless Chromium, skipped with a
+# message when it is missing), then the trace reader's fuzzer for a bounded time.
+# Installs trace-cmd (as root, with apt) and Rust (rustup) when missing; `.ci/run`
+# installs the rest a fresh Debian machine lacks and then runs this script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,4 +21,11 @@ if ! command -v cargo >/dev/null; then
 fi
 
 cargo test --workspace --locked
+if command -v node >/dev/null; then
+    cargo build -p schedlens --locked
+    node --test crates/view/web/test/
+    SCHEDLENS_BIN=target/debug/schedlens node --test crates/view/tests/browser/
+else
+    echo "test.sh: node is missing (apt-get install nodejs): the viewer's JS and browser tests were skipped" >&2
+fi
 scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-60}"
