@@ -21,7 +21,7 @@
 
 use crate::occupancy::{IdleWhileWaitingSum, sweep_in_parts};
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
+use model::{Cpu, Migration, Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
 use std::collections::HashMap;
 
 /// What the checks look for.
@@ -127,7 +127,7 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
     let pinned = single_cpu_tasks(model);
     let wakeup_of_wait = wakeups_by_wait(model);
     let waits =
-        (0..model.waits.len()).filter_map(|index| examine_wait(model, request, index, &wakeup_of_wait, &pinned));
+        (0..model.waits().len()).filter_map(|index| examine_wait(model, request, index, &wakeup_of_wait, &pinned));
     let mut incidents = merge_neighbours(waits.collect());
     incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
     incidents.extend(cascades(model, request));
@@ -144,7 +144,7 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
 
 fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlacements {
     let mut counts = WakeupPlacements::default();
-    for wakeup in model.wakeups.iter() {
+    for wakeup in model.wakeups().iter() {
         let Some(time) = wakeup.waking.or_else(|| model.wakeup_enqueued(&wakeup)) else { continue };
         if wakeup.kind != WakeupKind::Wakeup
             || !request.window.contains(time)
@@ -213,13 +213,13 @@ fn merge_neighbours(mut incidents: Vec<Incident>) -> Vec<Incident> {
 
 /// Per task, whether all its runs were on one CPU.
 fn single_cpu_tasks(model: &Model) -> Vec<bool> {
-    let mut only: Vec<Option<Option<Cpu>>> = vec![None; model.tasks.len()];
-    for timeline in &model.cpus {
-        for &task in &timeline.segments.task {
+    let mut only: Vec<Option<Option<Cpu>>> = vec![None; model.tasks().len()];
+    for timeline in model.cpus() {
+        for task in timeline.segments().tasks() {
             let slot = &mut only[task.index()];
             *slot = match *slot {
-                None => Some(Some(timeline.cpu)),
-                Some(Some(cpu)) if cpu == timeline.cpu => Some(Some(cpu)),
+                None => Some(Some(timeline.cpu())),
+                Some(Some(cpu)) if cpu == timeline.cpu() => Some(Some(cpu)),
                 _ => Some(None),
             };
         }
@@ -229,10 +229,11 @@ fn single_cpu_tasks(model: &Model) -> Vec<bool> {
 
 /// For each wait, the wakeup that began it.
 fn wakeups_by_wait(model: &Model) -> Vec<Option<usize>> {
-    let mut by_wait = vec![None; model.waits.len()];
-    for (index, wait) in model.wakeups.wait.iter().enumerate() {
-        if let Some(wait) = wait {
-            by_wait[*wait as usize] = Some(index);
+    let mut by_wait = vec![None; model.waits().len()];
+    let wakeups = model.wakeups();
+    for index in 0..wakeups.len() {
+        if let Some(wait) = wakeups.wait(index) {
+            by_wait[wait as usize] = Some(index);
         }
     }
     by_wait
@@ -245,7 +246,7 @@ fn examine_wait(
     wakeup_of_wait: &[Option<usize>],
     pinned: &[bool],
 ) -> Option<Incident> {
-    let wait = model.waits.get(index);
+    let wait = model.waits().get(index);
     let (start, end) = request.window.clip(wait.start, wait.end);
     // Shorter waits count where several in a row make one incident (see merge_neighbours).
     let floor = Nanos(request.min_duration.0 / 4);
@@ -256,11 +257,11 @@ fn examine_wait(
     if idle.lost < floor || idle.lost == Nanos(0) {
         return None;
     }
-    let pid = model.tasks.get(wait.task).pid;
+    let pid = model.tasks().get(wait.task).pid;
     let comm = model.comm_at(wait.task, start);
     let preempter = (wait.cause == WaitCause::Preempted).then(|| preempting_task(model, wait.ran_on, wait.start));
     let kernel_preempter = preempter.flatten().filter(|&t| is_kernel_thread(model.comm_at(t, wait.start)));
-    let wakeup = wakeup_of_wait[index].map(|w| model.wakeups.get(w));
+    let wakeup = wakeup_of_wait[index].map(|w| model.wakeups().get(w));
     let misplaced = wakeup.filter(|w| {
         w.kind == WakeupKind::Wakeup
             && w.waker_cpu == Some(w.target_cpu)
@@ -278,7 +279,7 @@ fn examine_wait(
             wait.ran_on.0,
             idle.describe()
         );
-        (Kind::KthreadPreemption, vec![model.tasks.get(kthread).pid, pid], text)
+        (Kind::KthreadPreemption, vec![model.tasks().get(kthread).pid, pid], text)
     } else if let Some(wakeup) = misplaced {
         let prev = wakeup.prev_cpu.map_or(0, |c| c.0);
         let text = format!(
@@ -300,9 +301,9 @@ fn examine_wait(
 
 /// The task that a switch at `time` on `cpu` started.
 fn preempting_task(model: &Model, cpu: Cpu, time: Nanos) -> Option<TaskId> {
-    let segments = &model.cpus.get(cpu.index())?.segments;
+    let segments = model.cpu(cpu)?.segments();
     let range = segments.overlapping(time, time + Nanos(1));
-    range.map(|i| segments.get(i)).find(|s| s.start == time && s.task != TaskId::IDLE).map(|s| s.task)
+    segments.iter_range(range).find(|s| s.start == time && s.task != TaskId::IDLE).map(|s| s.task)
 }
 
 fn is_kernel_thread(comm: &str) -> bool {
@@ -322,11 +323,10 @@ impl IdleOthers {
     fn during(model: &Model, busy: Cpu, start: Nanos, end: Nanos) -> IdleOthers {
         let mut intervals: Vec<(Nanos, Nanos)> = Vec::new();
         let mut per_cpu: Vec<(Nanos, Cpu)> = Vec::new();
-        for timeline in model.cpus.iter().filter(|t| t.cpu != busy) {
-            let segments = &timeline.segments;
+        for timeline in model.cpus().iter().filter(|t| t.cpu() != busy) {
+            let segments = &timeline.segments();
             let mut idle = Nanos(0);
-            for index in segments.overlapping(start, end) {
-                let segment = segments.get(index);
+            for segment in segments.iter_range(segments.overlapping(start, end)) {
                 if segment.task == TaskId::IDLE {
                     let (s, e) = (segment.start.max(start), segment.end.min(end));
                     idle += e.saturating_sub(s);
@@ -334,7 +334,7 @@ impl IdleOthers {
                 }
             }
             if idle > Nanos(0) {
-                per_cpu.push((idle, timeline.cpu));
+                per_cpu.push((idle, timeline.cpu()));
             }
         }
         per_cpu.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -375,27 +375,25 @@ fn union_length(mut intervals: Vec<(Nanos, Nanos)>) -> Nanos {
 /// where it arrived, and that one moved next, within a millisecond.
 fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
     const WITHIN: Nanos = Nanos(1_000_000);
-    let migrations = &model.migrations;
+    let migrations = model.migrations();
     let mut by_task: HashMap<TaskId, Vec<usize>> = HashMap::new();
     for index in 0..migrations.len() {
-        by_task.entry(migrations.task[index]).or_default().push(index);
+        by_task.entry(migrations.get(index).task).or_default().push(index);
     }
     // The migration that follows `index` in a chain, if any.
     let next = |index: usize| -> Option<usize> {
-        let (time, task, to) = (migrations.time[index], migrations.task[index], migrations.to[index]);
-        let segments = &model.cpus.get(to.index())?.segments;
-        let displaced = segments.overlapping(time, time + Nanos(1)).map(|i| segments.get(i)).find(|s| {
+        let Migration { time, task, to, .. } = migrations.get(index);
+        let segments = model.cpu(to)?.segments();
+        let displaced = segments.iter_range(segments.overlapping(time, time + Nanos(1))).find(|s| {
             s.task != task && s.task != TaskId::IDLE && s.end_kind == SegmentEnd::Preempted && s.end <= time + WITHIN
         })?;
-        by_task
-            .get(&displaced.task)?
-            .iter()
-            .copied()
-            .find(|&j| migrations.from[j] == to && migrations.time[j] >= time && migrations.time[j] <= time + WITHIN)
+        by_task.get(&displaced.task)?.iter().copied().find(|&j| {
+            migrations.get(j).from == to && migrations.time(j) >= time && migrations.time(j) <= time + WITHIN
+        })
     };
     let mut in_chain = vec![false; migrations.len()];
     let mut incidents = Vec::new();
-    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time[i])) {
+    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time(i))) {
         if in_chain[first] {
             continue;
         }
@@ -403,7 +401,7 @@ fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
         while let Some(following) = next(*chain.last().expect("a chain")).filter(|j| !chain.contains(j)) {
             chain.push(following);
         }
-        if chain.len() < 3 || !request.filter.accepts(model, migrations.task[first]) {
+        if chain.len() < 3 || !request.filter.accepts(model, migrations.get(first).task) {
             continue;
         }
         chain.iter().for_each(|&i| in_chain[i] = true);
@@ -413,24 +411,24 @@ fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
 }
 
 fn cascade_incident(model: &Model, chain: &[usize]) -> Incident {
-    let migrations = &model.migrations;
-    let (start, end) = (migrations.time[chain[0]], migrations.time[*chain.last().expect("a chain")]);
-    let mut cpus = vec![migrations.from[chain[0]]];
-    cpus.extend(chain.iter().map(|&i| migrations.to[i]));
+    let migrations = model.migrations();
+    let (start, end) = (migrations.time(chain[0]), migrations.time(*chain.last().expect("a chain")));
+    let mut cpus = vec![migrations.get(chain[0]).from];
+    cpus.extend(chain.iter().map(|&i| migrations.get(i).to));
     let name = |i: usize| {
-        let task = migrations.task[i];
-        format!("{}:{}", model.comm_at(task, migrations.time[i]), model.tasks.get(task).pid)
+        let task = migrations.get(i).task;
+        format!("{}:{}", model.comm_at(task, migrations.time(i)), model.tasks().get(task).pid)
     };
     let steps: Vec<String> = chain
         .iter()
-        .map(|&i| format!("{} moved CPU {} -> {}", name(i), migrations.from[i].0, migrations.to[i].0))
+        .map(|&i| format!("{} moved CPU {} -> {}", name(i), migrations.get(i).from.0, migrations.get(i).to.0))
         .collect();
     Incident {
         kind: Kind::MigrationCascade,
         start,
         end,
         cpus,
-        pids: chain.iter().map(|&i| model.tasks.get(migrations.task[i]).pid).collect(),
+        pids: chain.iter().map(|&i| model.tasks().get(migrations.get(i).task).pid).collect(),
         lost_cpu_ns: 0,
         possibly_pinned: false,
         explanation: format!(
@@ -455,7 +453,7 @@ const DIP: Nanos = Nanos(1_000_000);
 /// One sweep, cut into parts on the machine's cores, for the overloaded stretches and the
 /// time a task waited while a CPU idled.
 fn sweep_for_overload(model: &Model, request: &CheckRequest<'_>) -> (Vec<Overloaded>, Nanos) {
-    let threshold = model.cpu_count + (model.cpu_count / 8).max(2);
+    let threshold = model.cpu_count() + (model.cpu_count() / 8).max(2);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let start = |_| (Vec::<Overloaded>::new(), IdleWhileWaitingSum::default());
     let parts = sweep_in_parts(model, request.window, request.filter, threads, start, |(stretches, sum), s, e, o| {
@@ -487,7 +485,7 @@ fn extend_overload(stretches: &mut Vec<Overloaded>, (start, end, most, overloade
 }
 
 fn overloads(model: &Model, request: &CheckRequest<'_>, stretches: Vec<Overloaded>) -> Vec<Incident> {
-    let cpus = model.cpu_count;
+    let cpus = model.cpu_count();
     let kept = |&(start, end, _, overloaded): &(Nanos, Nanos, u32, Nanos)| {
         end.saturating_sub(start) >= request.min_duration && overloaded.0 * 4 >= end.saturating_sub(start).0
     };
@@ -511,9 +509,9 @@ fn overloads(model: &Model, request: &CheckRequest<'_>, stretches: Vec<Overloade
 }
 
 fn migration_matrix(model: &Model, window: Window) -> Vec<Vec<u64>> {
-    let n = model.cpus.len();
+    let n = model.cpus().len();
     let mut matrix = vec![vec![0u64; n]; n];
-    for migration in model.migrations.iter().filter(|m| window.contains(m.time)) {
+    for migration in model.migrations().iter().filter(|m| window.contains(m.time)) {
         if let Some(row) = matrix.get_mut(migration.from.index()) {
             if let Some(cell) = row.get_mut(migration.to.index()) {
                 *cell += 1;

@@ -4,7 +4,6 @@
 //! and off right after it ends; the readers drain, tracefs is restored, and only then is
 //! the file written. Any error on the way drops the guard, which restores tracefs.
 
-use crate::context::RecordedContext;
 use crate::cpulist;
 use crate::error::RecordError;
 use crate::events::{self, EventName};
@@ -17,6 +16,7 @@ use crate::workload::{Ended, Watch, Workload};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tracedat::FileVersion;
+use tracedat::RecordedContext;
 
 /// Per-CPU ring-buffer size unless asked otherwise: enough on a 2-CPU VM for
 /// `hackbench -g 4 -l 1000` without losses (see docs/ARCHITECTURE.md).
@@ -60,13 +60,14 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let (fs, mounted) = Tracefs::open()?;
     let mut guard = TracefsGuard::new(fs, mounted);
     let mut context = RecordedContext {
-        topology: machine::topology(),
+        topology: machine::topology().map(|t| t.to_lscpu()),
         tunables: machine::tunables(),
         command: match &options.workload {
             Workload::Command { args, .. } => Some(args.clone()),
             Workload::System(_) => None,
         },
         exit: None,
+        pid: None,
     };
     let all_cpus = possible_cpus(guard.fs())?;
     let cpus = recorded_cpus(options.cpus.as_deref())?;
@@ -89,6 +90,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let ended = ended?;
     let results = readers.finish()?;
     context.exit = ended.exit;
+    context.pid = ended.pid;
     output.add_metadata(guard.fs(), &cpus, &context)?;
     // The recording is kept even when tracefs could not be restored; the error follows.
     let restored = guard.restore();

@@ -4,21 +4,24 @@
 //! the whole recording so that it always ends through the restoring path; during a command
 //! they are passed on to it, and the recording ends when it exits.
 
-use crate::context::CommandExit;
 use crate::error::RecordError;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, ExitStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
+use tracedat::CommandExit;
 
 /// What is recorded.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
-    /// A command and its arguments, run after `sleep` seconds when given.
-    Command { args: Vec<String>, sleep: Option<f64> },
+    /// A command and its arguments, run after `sleep` seconds when given. With `log`, its
+    /// standard output and error are appended to that file and its input is empty;
+    /// without, it shares this process's.
+    Command { args: Vec<String>, sleep: Option<f64>, log: Option<PathBuf> },
     /// The whole system, for this long or (`None`) until a signal.
     System(Option<Duration>),
 }
@@ -27,6 +30,8 @@ pub enum Workload {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ended {
     pub exit: Option<CommandExit>,
+    /// The command's process id.
+    pub pid: Option<u32>,
     /// A signal that asked the recording to stop.
     pub signal: Option<i32>,
 }
@@ -74,7 +79,7 @@ impl Watch {
     /// Runs the workload to its end.
     pub fn run(&self, workload: &Workload) -> Result<Ended, RecordError> {
         match workload {
-            Workload::Command { args, sleep } => self.run_command(spawn(args, *sleep)?),
+            Workload::Command { args, sleep, log } => self.run_command(spawn(args, *sleep, log.as_deref())?),
             Workload::System(limit) => {
                 let happening = match limit {
                     Some(limit) => self.rx.recv_timeout(*limit).ok(),
@@ -84,7 +89,7 @@ impl Watch {
                     Some(Happening::Signal(s)) => Some(s),
                     _ => None,
                 };
-                Ok(Ended { exit: None, signal })
+                Ok(Ended { exit: None, pid: None, signal })
             }
         }
     }
@@ -99,7 +104,7 @@ impl Watch {
                 Happening::Exited(status) => {
                     let status =
                         status.map_err(|source| RecordError::System { context: "waiting for the command", source })?;
-                    return Ok(Ended { exit: Some(exit_of(status)), signal });
+                    return Ok(Ended { exit: Some(exit_of(status)), pid: Some(pid as u32), signal });
                 }
                 Happening::Signal(s) => {
                     signal = Some(s);
@@ -118,7 +123,7 @@ impl Drop for Watch {
     }
 }
 
-fn spawn(args: &[String], sleep: Option<f64>) -> Result<Child, RecordError> {
+fn spawn(args: &[String], sleep: Option<f64>, log: Option<&Path>) -> Result<Child, RecordError> {
     let Some(program) = args.first() else {
         let source = io::Error::new(io::ErrorKind::InvalidInput, "no command given");
         return Err(RecordError::Spawn { program: String::new(), source });
@@ -135,6 +140,12 @@ fn spawn(args: &[String], sleep: Option<f64>) -> Result<Child, RecordError> {
             c
         }
     };
+    if let Some(path) = log {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+        let file = file.map_err(|e| RecordError::file(path, e))?;
+        let error = file.try_clone().map_err(|e| RecordError::file(path, e))?;
+        command.stdin(Stdio::null()).stdout(file).stderr(error);
+    }
     command.spawn().map_err(|source| RecordError::Spawn { program: program.clone(), source })
 }
 

@@ -21,7 +21,7 @@ use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Model, Nanos};
+use model::{Detail, Model, Nanos};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -61,13 +61,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     if !(args.min_duration.is_finite() && args.min_duration >= 0.0) {
         bail!("--min-duration {} must be a number of milliseconds, 0 or more", args.min_duration);
     }
-    let loaded = load_model(&args.trace)?;
+    let loaded = load_model(&args.trace, Detail::FULL)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let filter = args.window.filter();
     let request = CheckRequest { window, filter: &filter, min_duration: Nanos((args.min_duration * 1e6) as u64) };
     let findings = check(model, &request);
-    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus.len())?;
+    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
     let crossings = topology.as_ref().map(|t| crossings(t, &findings.migrations));
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -159,7 +159,7 @@ fn write_text(
     writeln!(
         out,
         "{name}: {} CPUs, window {:.6} to {:.6} s",
-        model.cpu_count,
+        model.cpu_count(),
         seconds(window.start, origin),
         seconds(window.end, origin)
     )?;
@@ -281,7 +281,7 @@ fn write_figures(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let map = figures::migration_map::migration_map("CPU-to-CPU migrations", &findings.migrations, 600.0);
     write_png(&dir.join("migrations.png"), &map)?;
-    let rows = row_order(model.cpus.len(), None, false);
+    let rows = row_order(model.cpus().len(), None, false);
     for (rank, incident) in findings.incidents.iter().take(5).enumerate() {
         let margin = incident.end.saturating_sub(incident.start).0 / 2;
         let window = Window::new(Nanos(incident.start.0.saturating_sub(margin)), incident.end + Nanos(margin));
@@ -298,6 +298,7 @@ fn write_figures(
             coloring: &Coloring::ByPid,
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let plot = RunningWaitingRequest {
             title,
@@ -308,6 +309,7 @@ fn write_figures(
             per_cpu: &[],
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let (running_waiting, _) = running_waiting_plot(model, &plot);
         for (scene, kind) in [(graph(model, &timeline), "graph"), (running_waiting, "running-waiting")] {

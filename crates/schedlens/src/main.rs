@@ -6,6 +6,7 @@
 
 mod check;
 mod common;
+mod compare;
 mod dump;
 mod figure;
 mod graph;
@@ -13,6 +14,7 @@ mod info;
 mod progress;
 mod record;
 mod running_waiting;
+mod runs;
 mod stats;
 mod synth;
 mod topology;
@@ -57,6 +59,12 @@ enum Command {
     /// The interactive viewer: serves the timeline, running/waiting plot, runqueues,
     /// incidents and markers of one or several traces on 127.0.0.1, zoomable to any event.
     View(view::Args),
+    /// Run a command N times per setting of scheduler knobs (untraced or recorded): running
+    /// times, statistics, the sorted-times figure, scheduler metrics that go with slowness.
+    Runs(runs::Args),
+    /// Compare two traces: timelines and running/waiting on one scale, and what differs,
+    /// ranked by how much of the difference in running time it accounts for.
+    Compare(compare::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -65,6 +73,8 @@ pub enum Outcome {
     Complete,
     /// The input was damaged: what could be read was used, warnings were printed.
     Partial,
+    /// Stopped by this signal, cleanly (`runs`: knobs restored, results so far written).
+    Interrupted(i32),
 }
 
 fn main() -> ExitCode {
@@ -79,10 +89,13 @@ fn main() -> ExitCode {
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
         Command::View(args) => view::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(3),
+        Ok(Outcome::Interrupted(signal)) => ExitCode::from((128 + signal.clamp(1, 127)) as u8),
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("schedlens: error: {error:#}");

@@ -7,6 +7,7 @@ use crate::common::WindowArgs;
 use crate::figure::load_runs;
 use crate::topology::TopologyArgs;
 use anyhow::{Context, Result};
+use model::Detail;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -30,12 +31,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let (runs, outcome) = load_runs(&args.traces, &args.window)?;
+    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::FULL)?;
     let mut traces = Vec::with_capacity(runs.len());
     let mut window = None;
     for run in runs {
         let model = &run.loaded.model;
-        let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
         if args.window.min.is_some() || args.window.max.is_some() {
             let rel = |t: model::Nanos| t.0 as i64 - run.origin.0 as i64;
             window = Some((rel(run.window.start), rel(run.window.end)));

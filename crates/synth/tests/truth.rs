@@ -33,9 +33,9 @@ fn check(name: &str, options: &SynthOptions) -> (Truth, Model) {
     let path = temp(name);
     let truth = synth::generate(options, &path, &mut |_| {}).unwrap();
     let trace = Trace::open(&path).unwrap();
-    let (model, report) = Model::build(&trace, &mut |_| {}).unwrap();
+    let (model, report) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
     assert!(report.damage.is_empty() && report.unknown_events == 0, "{name}: {report:?}");
-    let anomalies: Vec<_> = model.anomalies.iter().collect();
+    let anomalies: Vec<_> = model.anomalies().iter().collect();
     assert!(anomalies.is_empty(), "{name}: the model met anomalies: {anomalies:?}");
     let (window, _) = WindowRequest::default().resolve(&model).unwrap();
     let rows = stats::compute(&model, window, &TaskFilter::default(), Grouping::Task).rows;

@@ -39,6 +39,8 @@ pub fn export(traces: &[&Shown], request: &ExportRequest) -> Result<Vec<u8>, ren
             _ => shown.rows_by_number.as_slice(),
         };
         let size = PlotSize { width: request.width, height: None };
+        // The markers the page shows (none while they are still being read).
+        let markers = shown.markers().map_or(&[][..], |(markers, _)| markers.as_slice());
         let columns_per_px = if request.format == Format::Png { PngOptions::default().scale } else { 1.0 };
         let timeline = GraphRequest {
             title: shown.view.name.clone(),
@@ -50,6 +52,7 @@ pub fn export(traces: &[&Shown], request: &ExportRequest) -> Result<Vec<u8>, ren
             coloring: &request.coloring,
             size,
             columns_per_px,
+            markers,
         };
         let mut scenes = vec![graph(model, &timeline)];
         if request.running_waiting {
@@ -63,6 +66,7 @@ pub fn export(traces: &[&Shown], request: &ExportRequest) -> Result<Vec<u8>, ren
                 per_cpu: strips,
                 size: PlotSize { width: request.width, height: Some(160.0) },
                 columns_per_px,
+                markers,
             };
             scenes.push(running_waiting_plot(model, &plot).0);
         }

@@ -186,9 +186,7 @@ fn parse(head: &[u8]) -> Result<(Request, bool), u16> {
     let connection = header("Connection").map(|c| c.to_ascii_lowercase()).unwrap_or_default();
     // A body is not read: requests that announce one cannot keep the connection.
     let has_body = header("Content-Length").is_some_and(|l| l.trim() != "0") || header("Transfer-Encoding").is_some();
-    let keep_alive = !has_body
-        && !connection.contains("close")
-        && (version == 1 || connection.contains("keep-alive"));
+    let keep_alive = !has_body && !connection.contains("close") && (version == 1 || connection.contains("keep-alive"));
     let request = Request {
         method: parsed.method.ok_or(400u16)?.to_string(),
         target: parsed.path.ok_or(400u16)?.to_string(),

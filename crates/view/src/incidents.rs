@@ -31,7 +31,7 @@ pub struct Incident {
 
 /// The incidents of the whole trace, ranked, and how many there were in all.
 pub fn find(model: &Model, filter: &TaskFilter) -> (Vec<Incident>, usize) {
-    let window = Window::new(model.start, Nanos(model.end.0 + 1));
+    let window = Window::new(model.start(), Nanos(model.end().0 + 1));
     let findings = check(model, &CheckRequest { window, filter, min_duration: MIN_DURATION });
     let total = findings.incidents.len();
     let incidents = findings
@@ -61,7 +61,7 @@ pub fn to_json(incidents: &[Incident], total: usize, origin: Nanos) -> Value {
         .enumerate()
         .map(|(rank, i)| {
             json!({"rank": rank + 1, "kind": i.kind, "start": rel(i.start), "end": rel(i.end), "cpus": i.cpus,
-                   "pids": i.pids, "tasks": i.tasks.iter().map(|t| t.0).collect::<Vec<_>>(),
+                   "pids": i.pids, "tasks": i.tasks.iter().map(|t| t.index()).collect::<Vec<_>>(),
                    "lostCpuNs": i.lost_cpu_ns, "possiblyPinned": i.possibly_pinned, "explanation": i.explanation})
         })
         .collect();

@@ -61,11 +61,11 @@ pub struct TaskIndex {
 
 impl TaskIndex {
     pub fn build(model: &Model) -> TaskIndex {
-        let tasks = model.tasks.len();
+        let tasks = model.tasks().len();
         TaskIndex {
-            waits: ByTask::build(tasks, || model.waits.iter().map(|w| w.task)),
-            wakeups: ByTask::build(tasks, || model.wakeups.iter().map(|w| w.wakee)),
-            migrations: ByTask::build(tasks, || model.migrations.iter().map(|m| m.task)),
+            waits: ByTask::build(tasks, || model.waits().iter().map(|w| w.task)),
+            wakeups: ByTask::build(tasks, || model.wakeups().iter().map(|w| w.wakee)),
+            migrations: ByTask::build(tasks, || model.migrations().iter().map(|m| m.task)),
         }
     }
 }
@@ -126,10 +126,11 @@ fn scan_runs(model: &Model, tasks: &[TaskId]) -> Vec<(TaskId, Vec<Run>)> {
         return Vec::new();
     }
     let mut found: Vec<(TaskId, Vec<Run>)> = tasks.iter().map(|&t| (t, Vec::new())).collect();
-    for timeline in &model.cpus {
-        for segment in timeline.segments.iter() {
+    for timeline in model.cpus() {
+        for segment in timeline.segments().iter() {
             if let Some(slot) = found.iter_mut().find(|(t, _)| *t == segment.task) {
-                let run = Run { cpu: timeline.cpu, start: segment.start, end: segment.end, end_kind: segment.end_kind };
+                let run =
+                    Run { cpu: timeline.cpu(), start: segment.start, end: segment.end, end_kind: segment.end_kind };
                 slot.1.push(run);
             }
         }
@@ -143,7 +144,7 @@ fn scan_runs(model: &Model, tasks: &[TaskId]) -> Vec<(TaskId, Vec<Run>)> {
 /// The run under the mouse: on `cpu`, among the segments overlapping `[from, to)`, the
 /// non-idle one that covers most of it (what the column shows).
 pub fn segment_at(model: &Model, cpu: Cpu, from: Nanos, to: Nanos) -> Option<Segment> {
-    let segments = &model.cpus.get(cpu.index())?.segments;
+    let segments = model.cpus().get(cpu.index())?.segments();
     segments
         .overlapping(from, to)
         .map(|i| segments.get(i))
@@ -195,14 +196,14 @@ pub struct WakeupInfo {
 /// The wait of `task` that ended with its run starting at `start` on `cpu`.
 pub fn wait_before(model: &Model, index: &TaskIndex, task: TaskId, cpu: Cpu, start: Nanos) -> Option<WaitBefore> {
     let waits = index.waits.of(task);
-    let upto = waits.partition_point(|&w| model.waits.get(w as usize).start <= start);
+    let upto = waits.partition_point(|&w| model.waits().get(w as usize).start <= start);
     let found = waits[..upto].iter().rev().take(4).copied().find(|&w| {
-        let wait = model.waits.get(w as usize);
+        let wait = model.waits().get(w as usize);
         wait.end == start && wait.ran_on == cpu && wait.end_kind == WaitEnd::Ran
     })?;
-    let wait = model.waits.get(found as usize);
+    let wait = model.waits().get(found as usize);
     let wakeup = index.wakeups.of(task).iter().rev().find_map(|&w| {
-        let wakeup = model.wakeups.get(w as usize);
+        let wakeup = model.wakeups().get(w as usize);
         (wakeup.wait == Some(found)).then(|| wakeup_info(model, &wakeup))
     });
     Some(WaitBefore { start: wait.start, end: wait.end, cause: wait.cause, wakeup })
@@ -222,8 +223,8 @@ fn wakeup_info(model: &Model, wakeup: &model::Wakeup) -> WakeupInfo {
 /// The CPU of the task's next run after `end`, when the trace shows it.
 pub fn next_cpu(model: &Model, index: &TaskIndex, task: TaskId, end: Nanos) -> Option<Cpu> {
     let waits = index.waits.of(task);
-    let from = waits.partition_point(|&w| model.waits.get(w as usize).start < end);
-    let wait = model.waits.get(*waits.get(from)? as usize);
+    let from = waits.partition_point(|&w| model.waits().get(w as usize).start < end);
+    let wait = model.waits().get(*waits.get(from)? as usize);
     (wait.end_kind == WaitEnd::Ran).then_some(wait.ran_on)
 }
 
@@ -241,7 +242,7 @@ pub fn wakeups_in(
         .wakeups
         .of(task)
         .iter()
-        .map(|&w| wakeup_info(model, &model.wakeups.get(w as usize)))
+        .map(|&w| wakeup_info(model, &model.wakeups().get(w as usize)))
         .filter(|w| w.time >= from && w.time < to)
         .collect();
     let count = all.len();
@@ -250,24 +251,24 @@ pub fn wakeups_in(
 
 /// A task's recorded migrations: (time, from, to, reason).
 pub fn migrations_of(model: &Model, index: &TaskIndex, task: TaskId) -> Vec<model::Migration> {
-    index.migrations.of(task).iter().map(|&m| model.migrations.get(m as usize)).collect()
+    index.migrations.of(task).iter().map(|&m| model.migrations().get(m as usize)).collect()
 }
 
 /// A task's totals over the whole trace: waits, the time waited, wakeups.
 pub fn wait_totals(model: &Model, index: &TaskIndex, task: TaskId) -> (usize, Nanos) {
     let waits = index.waits.of(task);
-    let waited = waits.iter().map(|&w| model.waits.get(w as usize).duration()).fold(Nanos(0), |a, b| a + b);
+    let waited = waits.iter().map(|&w| model.waits().get(w as usize).duration()).fold(Nanos(0), |a, b| a + b);
     (waits.len(), waited)
 }
 
 /// The task with `pid` alive at `time` (the latest one created by then), if any.
 pub fn task_of_pid(model: &Model, pid: model::Pid, time: Nanos) -> Option<TaskId> {
     model
-        .tasks
+        .tasks()
         .iter()
-        .filter(|(_, task)| task.pid == pid && task.first_seen <= time.max(model.start))
+        .filter(|(_, task)| task.pid == pid && task.first_seen <= time.max(model.start()))
         .max_by_key(|(_, task)| task.first_seen)
-        .or_else(|| model.tasks.iter().find(|(_, task)| task.pid == pid))
+        .or_else(|| model.tasks().iter().find(|(_, task)| task.pid == pid))
         .map(|(id, _)| id)
 }
 

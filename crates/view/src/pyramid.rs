@@ -28,8 +28,8 @@ pub struct Pyramid {
 impl Pyramid {
     /// Sweeps the whole trace at the finest level that keeps the base within bounds.
     pub fn build(model: &Model, origin: Nanos, filter: &TaskFilter) -> Pyramid {
-        let from = model.start.0 as i128 - origin.0 as i128;
-        let to = model.end.0 as i128 + 1 - origin.0 as i128;
+        let from = model.start().0 as i128 - origin.0 as i128;
+        let to = model.end().0 as i128 + 1 - origin.0 as i128;
         let mut base_level = 0u32;
         while (to - from) >> base_level > i128::from(MAX_BASE_COLUMNS) {
             base_level += 1;
@@ -40,7 +40,7 @@ impl Pyramid {
         let start = (i128::from(origin.0) + (i128::from(first) << base_level)).max(0) as u64;
         let window = Window::new(Nanos(start), Nanos(start + (u64::from(count) << base_level)));
         let columns = running_waiting_columns(model, window, count, filter).columns;
-        let cpus: Vec<Cpu> = (0..model.cpus.len() as u32).map(Cpu).collect();
+        let cpus: Vec<Cpu> = (0..model.cpus().len() as u32).map(Cpu).collect();
         let queues = queue_length_rows(model, &cpus, window, count, filter)
             .into_iter()
             .map(|row| row.into_iter().map(|length| length.min(255) as u8).collect())

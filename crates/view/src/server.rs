@@ -19,8 +19,8 @@
 
 use crate::assets;
 use crate::cache::Cache;
-use crate::http::{self, Request, Response};
 use crate::export::{ExportRequest, export};
+use crate::http::{self, Request, Response};
 use crate::lookup::{self, Run};
 use crate::params::{BadRequest, Query};
 use crate::state::{Initial, Shown};
@@ -31,8 +31,8 @@ use figures::palette::{color_of, color_of_name};
 use figures::timeline::Coloring;
 use model::{Cpu, Nanos, TaskId};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -54,7 +54,13 @@ pub struct App {
 
 impl App {
     pub fn new(traces: Vec<Shown>, initial: Initial) -> App {
-        App { traces, initial, cache: Cache::new(CACHE_BYTES), activity: Activity::new(), prepared: AtomicBool::new(false) }
+        App {
+            traces,
+            initial,
+            cache: Cache::new(CACHE_BYTES),
+            activity: Activity::new(),
+            prepared: AtomicBool::new(false),
+        }
     }
 }
 
@@ -241,14 +247,14 @@ fn meta(app: &App) -> Value {
             let rows = |rows: &[figures::graph::RowSpec]| -> Vec<Value> {
                 rows.iter().map(|r| json!({"cpu": r.cpu.0, "socket": r.socket})).collect()
             };
-            let lost: u64 = model.cpus.iter().map(|c| c.lost_events + c.lost_unknown).sum();
+            let lost: u64 = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
             json!({
                 "name": shown.view.name,
-                "cpus": model.cpus.len(),
-                "start": shown.relative(model.start),
-                "end": shown.relative(model.end) + 1,
+                "cpus": model.cpus().len(),
+                "start": shown.relative(model.start()),
+                "end": shown.relative(model.end()) + 1,
                 "origin": shown.origin().0.to_string(),
-                "tasks": model.tasks.len(),
+                "tasks": model.tasks().len(),
                 "lostEvents": lost,
                 "rowsByNumber": rows(&shown.rows_by_number),
                 "rowsBySocket": shown.rows_by_socket.as_deref().map(rows),
@@ -287,16 +293,21 @@ fn coloring(query: &Query) -> Result<Coloring, BadRequest> {
 }
 
 fn filter(query: &Query) -> Result<TaskFilter, BadRequest> {
-    Ok(TaskFilter { forked_only: query.flag("forked")?, command_prefix: None })
+    Ok(TaskFilter { forked_only: query.flag("forked")?, command_prefix: None, descendants_of: None })
 }
 
 fn tasks_param(shown: &Shown, query: &Query) -> Result<Vec<TaskId>, BadRequest> {
-    let limit = shown.model().tasks.len() as u32;
+    let limit = shown.model().tasks().len() as u32;
     let tasks = query.int_list("tasks", limit)?.unwrap_or_default();
     if tasks.len() > 64 {
         return Err(BadRequest::new("tasks: at most 64"));
     }
-    Ok(tasks.into_iter().map(TaskId).collect())
+    Ok(tasks.into_iter().map(|t| task_id(shown.model(), t)).collect())
+}
+
+/// The task at `index` of the model's task table (`index` checked against its length).
+fn task_id(model: &model::Model, index: u32) -> TaskId {
+    model.tasks().ids().nth(index as usize).unwrap_or(TaskId::IDLE)
 }
 
 /// A tile as asked for.
@@ -320,7 +331,7 @@ impl TileSpec {
             columns: query.int("columns", 1..=i64::from(MAX_COLUMNS))? as u32,
         };
         let layers = Layers::parse(query.require("layers")?)?;
-        let cpu_count = shown.model().cpus.len() as u32;
+        let cpu_count = shown.model().cpus().len() as u32;
         let cpus = query.int_list("cpus", cpu_count.max(1))?.unwrap_or_else(|| (0..cpu_count).collect());
         let tasks = if layers.highlight { tasks_param(shown, query)? } else { Vec::new() };
         Ok(TileSpec {
@@ -340,7 +351,15 @@ impl TileSpec {
         let p = &self.place;
         format!(
             "{}|{}|{}|{}|{:?}|{:?}|{:?}|{}|{:?}",
-            self.trace, p.level, p.index, p.columns, self.layers, cpus, self.coloring, self.filter.forked_only, self.tasks
+            self.trace,
+            p.level,
+            p.index,
+            p.columns,
+            self.layers,
+            cpus,
+            self.coloring,
+            self.filter.forked_only,
+            self.tasks
         )
     }
 }
@@ -354,7 +373,7 @@ fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
 fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
     let shown = &app.traces[spec.trace];
     let model = shown.model();
-    let window = spec.place.window(shown.origin(), model.start, model.end)?;
+    let window = spec.place.window(shown.origin(), model.start(), model.end())?;
     let key = spec.key();
     if let Some(body) = app.cache.get(&key) {
         return Ok(body);
@@ -391,9 +410,10 @@ const WARM_LEVELS: u32 = 7;
 fn warm_up(app: &App, stop: &AtomicBool) {
     for (trace, shown) in app.traces.iter().enumerate() {
         let model = shown.model();
-        let from = shown.relative(model.start);
-        let to = shown.relative(model.end) + 1;
-        let top = (0..=MAX_LEVEL).find(|&l| i128::from(PAGE_COLUMNS) << l >= i128::from(to - from)).unwrap_or(MAX_LEVEL);
+        let from = shown.relative(model.start());
+        let to = shown.relative(model.end()) + 1;
+        let top =
+            (0..=MAX_LEVEL).find(|&l| i128::from(PAGE_COLUMNS) << l >= i128::from(to - from)).unwrap_or(MAX_LEVEL);
         for level in (top.saturating_sub(WARM_LEVELS)..=top).rev() {
             let span = i64::from(PAGE_COLUMNS) << level;
             for index in from.div_euclid(span)..=(to - 1).div_euclid(span) {
@@ -407,7 +427,7 @@ fn warm_up(app: &App, stop: &AtomicBool) {
                     trace,
                     place: TilePlace { level, index, columns: PAGE_COLUMNS },
                     layers: Layers { timeline: true, ..Layers::default() },
-                    cpus: (0..model.cpus.len() as u32).map(Cpu).collect(),
+                    cpus: (0..model.cpus().len() as u32).map(Cpu).collect(),
                     coloring: Coloring::ByPid,
                     filter: shown.filter.clone(),
                     tasks: Vec::new(),
@@ -420,10 +440,10 @@ fn warm_up(app: &App, stop: &AtomicBool) {
 
 fn task_json(shown: &Shown, task: TaskId) -> Value {
     let model = shown.model();
-    let info = model.tasks.get(task);
-    let comm = model.comms.name(info.last_comm());
+    let info = model.tasks().get(task);
+    let comm = model.comms().name(info.last_comm());
     json!({
-        "task": task.0,
+        "task": task.index(),
         "pid": info.pid.0,
         "comm": comm,
         "pidColor": color_of(info.pid.0 as u64).hex(),
@@ -434,7 +454,7 @@ fn task_json(shown: &Shown, task: TaskId) -> Value {
 fn at(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     let model = shown.model();
-    let cpu = Cpu(query.int("cpu", 0..=model.cpus.len() as i64 - 1)? as u32);
+    let cpu = Cpu(query.int("cpu", 0..=model.cpus().len() as i64 - 1)? as u32);
     let t = query.int("t", -MAX_TIME..=MAX_TIME)?;
     let span = query.int_or("span", 1..=MAX_TIME, 1)?;
     let (from, to) = (shown.absolute(t - span / 2), shown.absolute(t - span / 2 + span));
@@ -468,7 +488,7 @@ fn wakeup_json(shown: &Shown, wakeup: &lookup::WakeupInfo) -> Value {
     let waker = wakeup
         .waker
         .filter(|&t| t != TaskId::IDLE)
-        .map(|t| json!({"task": t.0, "pid": model.tasks.get(t).pid.0, "comm": model.comm_at(t, wakeup.time)}));
+        .map(|t| json!({"task": t.index(), "pid": model.tasks().get(t).pid.0, "comm": model.comm_at(t, wakeup.time)}));
     json!({
         "t": shown.relative(wakeup.time),
         "waker": waker,
@@ -484,12 +504,12 @@ fn range(shown: &Shown, query: &Query) -> Result<(Nanos, Nanos), BadRequest> {
     let model = shown.model();
     let start = query.get("start").map(|_| query.int("start", -MAX_TIME..=MAX_TIME)).transpose()?;
     let end = query.get("end").map(|_| query.int("end", -MAX_TIME..=MAX_TIME)).transpose()?;
-    let start = start.map_or(model.start, |s| shown.absolute(s));
-    let end = end.map_or(Nanos(model.end.0 + 1), |e| shown.absolute(e));
+    let start = start.map_or(model.start(), |s| shown.absolute(s));
+    let end = end.map_or(Nanos(model.end().0 + 1), |e| shown.absolute(e));
     if end <= start {
         return Err(BadRequest::new("start must be before end"));
     }
-    if end <= model.start || start > model.end {
+    if end <= model.start() || start > model.end() {
         return Err(BadRequest::new("the range lies outside the trace"));
     }
     Ok((start, end))
@@ -501,10 +521,10 @@ const LIST_LIMIT: usize = 2000;
 fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     let model = shown.model();
-    let task = TaskId(query.int("task", 1..=model.tasks.len() as i64 - 1)? as u32);
+    let task = task_id(model, query.int("task", 1..=model.tasks().len() as i64 - 1)? as u32);
     let (start, end) = range(shown, query)?;
     let index = shown.task_index();
-    let info = model.tasks.get(task);
+    let info = model.tasks().get(task);
     let runs = shown.runs.runs_of(model, &[task]).remove(0);
     let runtime: u64 = runs.iter().map(|r| r.end.saturating_sub(r.start).0).sum();
     let (waits, waited) = lookup::wait_totals(model, index, task);
@@ -521,7 +541,7 @@ fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
         .collect();
     let (wakeups, wakeup_count) = lookup::wakeups_in(model, index, task, start, end, LIST_LIMIT);
     let mut reply = task_json(shown, task);
-    let names: Vec<&str> = info.comms.iter().map(|&(_, c)| model.comms.name(c)).collect();
+    let names: Vec<&str> = info.comms.iter().map(|&(_, c)| model.comms().name(c)).collect();
     let parent = info.parent.map(|p| task_json(shown, p));
     let cpus_used: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cpu.0).collect();
     reply["names"] = json!(names);
@@ -602,8 +622,8 @@ fn markers(app: &App, query: &Query) -> Result<Reply, Refusal> {
         .iter()
         .step_by(step)
         .map(|m| {
-            let comm = lookup::task_of_pid(model, model::Pid(m.pid), m.time).map(|t| model.comm_at(t, m.time));
-            json!({"t": shown.relative(m.time), "cpu": m.cpu.0, "pid": m.pid, "comm": comm, "text": m.text})
+            let comm = lookup::task_of_pid(model, m.pid, m.time).map(|t| model.comm_at(t, m.time));
+            json!({"t": shown.relative(m.time), "cpu": m.cpu.0, "pid": m.pid.0, "comm": comm, "text": m.text})
         })
         .collect();
     Ok(Reply::Json(json!({"status": "ready", "markers": list, "inRange": inside.len(), "total": total})))
@@ -624,7 +644,7 @@ fn export_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let traces: Vec<&Shown> = app
         .traces
         .iter()
-        .filter(|shown| shown.absolute(end) > shown.model().start && shown.absolute(start) <= shown.model().end)
+        .filter(|shown| shown.absolute(end) > shown.model().start() && shown.absolute(start) <= shown.model().end())
         .collect();
     if traces.is_empty() {
         return Err(BadRequest::new("the range lies outside every trace").into());

@@ -4,11 +4,11 @@
 
 use crate::incidents::{self, Incident};
 use crate::lookup::{RunCache, TaskIndex};
-use crate::markers::{self, Marker};
+use crate::markers;
 use crate::pyramid::Pyramid;
 use analysis::TaskFilter;
 use figures::graph::{RowSpec, row_order};
-use model::{Model, Nanos, Topology};
+use model::{Marker, Model, Nanos, Topology};
 use std::sync::OnceLock;
 use tracedat::Trace;
 
@@ -51,7 +51,7 @@ pub struct Shown {
 
 impl Shown {
     pub fn new(view: ViewTrace, filter: TaskFilter) -> Shown {
-        let cpus = view.model.cpus.len();
+        let cpus = view.model.cpus().len();
         let rows_by_number = row_order(cpus, view.topology.as_ref(), false);
         let rows_by_socket = view.topology.as_ref().map(|t| row_order(cpus, Some(t), true));
         Shown {

@@ -17,7 +17,7 @@ use view::{Initial, ViewTrace, Viewer};
 fn fixture(name: &str) -> (tracedat::Trace, Model) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
     let trace = tracedat::Trace::open(&path).unwrap();
-    let (model, _) = Model::build(&trace, &mut |_| {}).unwrap();
+    let (model, _) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
     (trace, model)
 }
 
@@ -41,7 +41,7 @@ fn start(names: &[&str]) -> Running {
         .iter()
         .map(|name| {
             let (trace, model) = fixture(name);
-            let origin = model.start;
+            let origin = model.start();
             ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
         })
         .collect();
@@ -193,7 +193,7 @@ fn tiles_are_the_columns_graph_draws() {
             continue; // past the end at this level
         }
         assert_eq!(status, 200, "{target}");
-        let start = model.start.0 + (index as u64) * (512u64 << level);
+        let start = model.start().0 + (index as u64) * (512u64 << level);
         let window = Window::new(Nanos(start), Nanos(start + (512u64 << level)));
         let cpus = [Cpu(0), Cpu(1)];
         let request = TimelineRequest {

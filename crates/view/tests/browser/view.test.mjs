@@ -84,7 +84,8 @@ async function compareWithGolden(page, png, name) {
   }
   const golden = readFileSync(file);
   return page.evaluate(`(async () => {
-    const load = async (b64) => createImageBitmap(await (await fetch('data:image/png;base64,' + b64)).blob());
+    // An <img> (the page's CSP allows data: images, not fetching data: URLs).
+    const load = async (b64) => { const img = new Image(); img.src = 'data:image/png;base64,' + b64; await img.decode(); return img; };
     const [a, b] = await Promise.all([load('${png.toString('base64')}'), load('${golden.toString('base64')}')]);
     if (a.width !== b.width || a.height !== b.height) return 1;
     const data = (img) => { const c = new OffscreenCanvas(img.width, img.height); const x = c.getContext('2d'); x.drawImage(img, 0, 0); return x.getImageData(0, 0, img.width, img.height).data; };
