@@ -47,6 +47,9 @@ export class App {
     this.panels = new Panels(this, this.root.querySelector('#side'));
     this.tooltip = new Tooltip(this.root.querySelector('#tooltip'));
     this.views = this.meta.traces.map((trace, i) => new TraceView(this, i, trace, this.root.querySelector('#panels')));
+    // A link opens on what it is about: the selection's statistics, or the followed task.
+    if (this.state.selection) this.panels.show('selection');
+    else if (this.state.follow) this.panels.show('task');
     this.bindInput();
     this.syncControls();
     this.resize();
