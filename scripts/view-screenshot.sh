@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 trace=${1:-testdata/traces/hackbench-v7zstd.dat}
 out=${2:-docs/images/view-hackbench.png}
-fragment=${3:-}
+# The README's view: 67 ms of the hackbench run with check's first incident selected.
+fragment=${3-w=1003000000,1070000000&inc=0.1}
 cargo build --release -p schedlens --locked
 port=${SCHEDLENS_SHOT_PORT:-8991}
 log=$(mktemp)
@@ -19,7 +20,7 @@ until grep -q serving "$log" 2>/dev/null; do
     sleep 0.05
 done
 node crates/view/tests/browser/screenshot.mjs "http://127.0.0.1:$port/${fragment:+#$fragment}" "$out" \
-    --width "${SHOT_WIDTH:-1400}" --height "${SHOT_HEIGHT:-820}"
+    --width "${SHOT_WIDTH:-1400}" --height "${SHOT_HEIGHT:-540}"
 kill -INT "$server"
 wait "$server" || true
 echo "wrote $out"
