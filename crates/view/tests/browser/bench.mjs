@@ -51,6 +51,7 @@ try {
   await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000);
   const firstView = performance.now() - ready;
   const inPage = await page.evaluate('window.schedlens.firstCompleteAt');
+  const timelineInPage = await page.evaluate('window.schedlens.firstTimelineAt');
   const heap = async () => {
     const { metrics } = await page.send('Performance.getMetrics');
     const get = (name) => metrics.find((m) => m.name === name).value;
@@ -112,6 +113,7 @@ try {
   const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
   console.log(`trace: ${meta}`);
   console.log(`first complete view: ${ms(firstView)} after the server was ready (${ms(inPage)} after navigation start)`);
+  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server was ready`);
   console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server was ready`);
   const s = summary(stepMs);
   console.log(`zoom/pan steps (think time ${think} ms): n=${s.n} p50 ${ms(s.p50)} p95 ${ms(s.p95)} max ${ms(s.max)}`);

@@ -368,6 +368,9 @@ export class App {
     this.statusBar.textContent = `${cursor}window ${seconds(a, (b - a) / 100)}–${seconds(b, (b - a) / 100)} s (${duration(b - a)})${pending ? ` · loading ${pending} tiles` : ''}`;
     const complete = this.complete;
     if (complete && this.firstCompleteAt === undefined) this.firstCompleteAt = performance.now();
+    // The per-core timelines come first; the running/waiting and runqueue tracks may follow.
+    const timelineDone = !this.frame && this.current.every((w) => w.spec.layers !== 't' || this.store.has(w.key) || this.store.failed.has(w.key));
+    if (timelineDone && this.current.length && this.firstTimelineAt === undefined) this.firstTimelineAt = performance.now();
     this.root.dataset.complete = complete ? '1' : '0';
   }
 
