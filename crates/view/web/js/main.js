@@ -26,12 +26,15 @@ export class App {
     this.store = new TileStore((key, spec) => this.source.tile(spec.trace, spec), {
       maxBytes: 160 << 20,
       maxInFlight: 4,
-      onLoad: () => {
-        this.requestRender();
+      onLoad: (key) => {
+        // A prefetched tile changes nothing on screen once the view's own tiles are all
+        // there; until then any tile may stand in for a missing one.
+        if (this.currentKeys.has(key) || !this.currentDone()) this.requestRender();
         if (this.currentDone()) this.prefetch();
       },
     });
     this.current = [];
+    this.currentKeys = new Set();
   }
 
   async start() {
@@ -117,6 +120,7 @@ export class App {
   wantTiles() {
     if (!this.views.length || !this.views[0].geometry) return;
     this.current = this.interleave((v) => v.wishes(this.scale()));
+    this.currentKeys = new Set(this.current.map((w) => w.key));
     this.prefetched = false;
     this.store.want(this.current);
     if (this.currentDone()) this.prefetch();
