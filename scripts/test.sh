@@ -20,9 +20,15 @@ if ! command -v cargo >/dev/null; then
     source "$HOME/.cargo/env"
 fi
 
-cargo test --workspace --locked
+# `export --format otf2` needs the OTF2 C library (Debian: libotf2-trace-dev); test it
+# where it is installed.
+features=()
+if [[ -e /usr/include/otf2/otf2.h ]]; then
+    features=(--features schedlens/otf2,export/otf2)
+fi
+cargo test --workspace --locked "${features[@]}"
 if command -v node >/dev/null; then
-    cargo build -p schedlens --locked
+    cargo build -p schedlens --locked "${features[@]}"
     # Files named one by one: node 18 (Debian's) and node 22 read a directory argument differently.
     node --test crates/view/web/test/*.test.mjs
     SCHEDLENS_BIN=target/debug/schedlens node --test crates/view/tests/browser/*.test.mjs

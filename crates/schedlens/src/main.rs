@@ -8,6 +8,7 @@ mod check;
 mod common;
 mod compare;
 mod dump;
+mod export;
 mod figure;
 mod graph;
 mod info;
@@ -59,6 +60,9 @@ enum Command {
     /// The interactive viewer: serves the timeline, running/waiting plot, runqueues,
     /// incidents and markers of one or several traces on 127.0.0.1, zoomable to any event.
     View(view::Args),
+    /// Export a trace for other tools: Perfetto (.pftrace), Parquet tables (DuckDB,
+    /// Spark), OTF2 (Vampir).
+    Export(export::Args),
     /// Run a command N times per setting of scheduler knobs (untraced or recorded): running
     /// times, statistics, the sorted-times figure, scheduler metrics that go with slowness.
     Runs(runs::Args),
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
         Command::View(args) => view::run(args),
+        Command::Export(args) => export::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),
     };
