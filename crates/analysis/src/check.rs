@@ -21,8 +21,8 @@
 
 use crate::occupancy::{IdleWhileWaitingSum, sweep_in_parts};
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Migration, Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
-use std::collections::HashMap;
+use model::{Cpu, Migration, Model, Nanos, Pid, SegmentEnd, TaskId, Topology, WaitCause, WaitEnd, WakeupKind};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What the checks look for.
 #[derive(Clone, Debug)]
@@ -53,7 +53,7 @@ impl Kind {
     ];
 
     /// The name in reports and JSON (and in `synth`'s ground truth).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Kind::WorkConservation => "work-conservation",
             Kind::WakeupPlacement => "wakeup-placement",
@@ -61,6 +61,17 @@ impl Kind {
             Kind::MigrationCascade => "migration-cascade",
             Kind::Overload => "overload",
         }
+    }
+
+    /// The kind of a name given by [`Kind::name`].
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether incidents of this kind lose CPU time (waits while a core idles); the
+    /// others (cascades, overload) are measured by their length.
+    pub fn loses_cpu_time(self) -> bool {
+        !matches!(self, Kind::MigrationCascade | Kind::Overload)
     }
 }
 
@@ -91,8 +102,8 @@ pub struct Findings {
     pub idle_while_waiting: Nanos,
     /// The window's length.
     pub window: Nanos,
-    /// `migrations[from][to]` within the window.
-    pub migrations: Vec<Vec<u64>>,
+    /// Migrations between CPUs within the window.
+    pub migrations: MigrationMatrix,
     pub wakeups: WakeupPlacements,
 }
 
@@ -115,6 +126,57 @@ pub struct WakeupPlacements {
 impl Findings {
     pub fn count(&self, kind: Kind) -> usize {
         self.incidents.iter().filter(|i| i.kind == kind).count()
+    }
+}
+
+/// Migration counts from CPU to CPU, kept as the pairs that occurred: a machine has few
+/// busy pairs, and a damaged trace can claim 65536 CPUs, whose square would not fit in
+/// memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationMatrix {
+    /// The matrix is this many CPUs square: the model's CPUs.
+    pub cpus: usize,
+    /// `(from, to, count)` of each pair with migrations, in `(from, to)` order.
+    pub pairs: Vec<(Cpu, Cpu, u64)>,
+    /// Migrations that name a CPU beyond `cpus` (damaged CPU fields), not in the pairs.
+    pub outside: u64,
+}
+
+impl MigrationMatrix {
+    pub fn total(&self) -> u64 {
+        self.pairs.iter().map(|&(_, _, n)| n).fold(0, u64::saturating_add)
+    }
+
+    /// The count from `from` to `to`.
+    pub fn get(&self, from: Cpu, to: Cpu) -> u64 {
+        self.pairs.binary_search_by_key(&(from, to), |&(f, t, _)| (f, t)).map_or(0, |i| self.pairs[i].2)
+    }
+
+    /// Rows `[from][to]` for every CPU, when there are at most `max_cpus`.
+    pub fn dense(&self, max_cpus: usize) -> Option<Vec<Vec<u64>>> {
+        if self.cpus > max_cpus {
+            return None;
+        }
+        let mut rows = vec![vec![0; self.cpus]; self.cpus];
+        for &(from, to, n) in &self.pairs {
+            // In range: pairs only hold CPUs below `cpus` (see `migration_matrix`).
+            rows[from.index()][to.index()] = n;
+        }
+        Some(rows)
+    }
+
+    /// Migrations between sockets and between NUMA nodes of `topology` (pairs with a CPU
+    /// the topology does not place are not counted).
+    pub fn crossings(&self, topology: &Topology) -> (u64, u64) {
+        let mut counts = (0u64, 0u64);
+        for &(from, to, n) in &self.pairs {
+            let (Some(a), Some(b)) = (topology.place(from), topology.place(to)) else {
+                continue;
+            };
+            counts.0 = counts.0.saturating_add(if a.socket != b.socket { n } else { 0 });
+            counts.1 = counts.1.saturating_add(if a.node != b.node { n } else { 0 });
+        }
+        counts
     }
 }
 
@@ -183,7 +245,7 @@ fn merge_neighbours(mut incidents: Vec<Incident>) -> Vec<Incident> {
                     && incident.start <= last.end + GAP =>
             {
                 last.end = last.end.max(incident.end);
-                last.lost_cpu_ns += incident.lost_cpu_ns;
+                last.lost_cpu_ns = last.lost_cpu_ns.saturating_add(incident.lost_cpu_ns);
                 last.possibly_pinned &= incident.possibly_pinned;
                 for pid in incident.pids {
                     if !last.pids.contains(&pid) {
@@ -216,6 +278,7 @@ fn single_cpu_tasks(model: &Model) -> Vec<bool> {
     let mut only: Vec<Option<Option<Cpu>>> = vec![None; model.tasks().len()];
     for timeline in model.cpus() {
         for task in timeline.segments().tasks() {
+            // In range: the model creates a task before any table refers to it.
             let slot = &mut only[task.index()];
             *slot = match *slot {
                 None => Some(Some(timeline.cpu())),
@@ -233,6 +296,7 @@ fn wakeups_by_wait(model: &Model) -> Vec<Option<usize>> {
     let wakeups = model.wakeups();
     for index in 0..wakeups.len() {
         if let Some(wait) = wakeups.wait(index) {
+            // In range: a wakeup's wait is a row the model pushed to `waits` before.
             by_wait[wait as usize] = Some(index);
         }
     }
@@ -398,7 +462,9 @@ fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
             continue;
         }
         let mut chain = vec![first];
-        while let Some(following) = next(*chain.last().expect("a chain")).filter(|j| !chain.contains(j)) {
+        // A set beside the chain: a long chain must not cost its length squared.
+        let mut members = HashSet::from([first]);
+        while let Some(following) = next(*chain.last().expect("a chain")).filter(|&j| members.insert(j)) {
             chain.push(following);
         }
         if chain.len() < 3 || !request.filter.accepts(model, migrations.get(first).task) {
@@ -453,12 +519,12 @@ const DIP: Nanos = Nanos(1_000_000);
 /// One sweep, cut into parts on the machine's cores, for the overloaded stretches and the
 /// time a task waited while a CPU idled.
 fn sweep_for_overload(model: &Model, request: &CheckRequest<'_>) -> (Vec<Overloaded>, Nanos) {
-    let threshold = model.cpu_count() + (model.cpu_count() / 8).max(2);
+    let threshold = model.cpu_count().saturating_add((model.cpu_count() / 8).max(2));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let start = |_| (Vec::<Overloaded>::new(), IdleWhileWaitingSum::default());
     let parts = sweep_in_parts(model, request.window, request.filter, threads, start, |(stretches, sum), s, e, o| {
         sum.add(s, e, o);
-        let runnable = o.running + o.waiting;
+        let runnable = o.running.saturating_add(o.waiting);
         if runnable >= threshold {
             extend_overload(stretches, (s, e, runnable, e.saturating_sub(s)));
         }
@@ -487,7 +553,8 @@ fn extend_overload(stretches: &mut Vec<Overloaded>, (start, end, most, overloade
 fn overloads(model: &Model, request: &CheckRequest<'_>, stretches: Vec<Overloaded>) -> Vec<Incident> {
     let cpus = model.cpu_count();
     let kept = |&(start, end, _, overloaded): &(Nanos, Nanos, u32, Nanos)| {
-        end.saturating_sub(start) >= request.min_duration && overloaded.0 * 4 >= end.saturating_sub(start).0
+        end.saturating_sub(start) >= request.min_duration
+            && overloaded.0.saturating_mul(4) >= end.saturating_sub(start).0
     };
     stretches
         .into_iter()
@@ -508,17 +575,19 @@ fn overloads(model: &Model, request: &CheckRequest<'_>, stretches: Vec<Overloade
         .collect()
 }
 
-fn migration_matrix(model: &Model, window: Window) -> Vec<Vec<u64>> {
-    let n = model.cpus().len();
-    let mut matrix = vec![vec![0u64; n]; n];
+fn migration_matrix(model: &Model, window: Window) -> MigrationMatrix {
+    let cpus = model.cpus().len();
+    let mut counts: BTreeMap<(Cpu, Cpu), u64> = BTreeMap::new();
+    let mut outside = 0;
     for migration in model.migrations().iter().filter(|m| window.contains(m.time)) {
-        if let Some(row) = matrix.get_mut(migration.from.index()) {
-            if let Some(cell) = row.get_mut(migration.to.index()) {
-                *cell += 1;
-            }
+        // CPU numbers come from event fields: checked, not trusted.
+        if migration.from.index() < cpus && migration.to.index() < cpus {
+            *counts.entry((migration.from, migration.to)).or_default() += 1;
+        } else {
+            outside += 1;
         }
     }
-    matrix
+    MigrationMatrix { cpus, pairs: counts.into_iter().map(|((from, to), n)| (from, to, n)).collect(), outside }
 }
 
 /// A duration in milliseconds, for explanations.

@@ -6,17 +6,18 @@
 //! JSON shape (stable): `{"trace", "window": {"start_ns", "end_ns"}, "incidents": [{"kind",
 //! "start_ns", "end_ns", "cpus", "pids", "lost_cpu_ns", "possibly_pinned", "explanation"}],
 //! "summary": {"idle_while_waiting_ns", "idle_while_waiting_share", "lost_cpu_ns",
-//! "counts": {KIND: N}, "migrations": [[from-to counts]], "wakeups": {"total",
-//! "previous_cpu", "waker_cpu", "waker_cpu_previous_idle", "elsewhere",
-//! "waited_previous_idle"}}}`; kinds are
+//! "counts": {KIND: N}, "migrations": [[from-to counts]] (null beyond 1024 CPUs),
+//! "migration_pairs": [[from, to, count]] (the pairs with migrations), "migrations_outside",
+//! "wakeups": {"total", "previous_cpu", "waker_cpu", "waker_cpu_previous_idle",
+//! "elsewhere", "waited_previous_idle"}}}`; kinds are
 //! `work-conservation`, `wakeup-placement`, `kthread-preemption`, `migration-cascade`,
 //! `overload`.
 
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
 use analysis::Window;
-use analysis::check::{CheckRequest, Findings, Incident, Kind, check};
-use anyhow::{Context, Result, bail};
+use analysis::check::{CheckRequest, Findings, Incident, Kind, MigrationMatrix, check};
+use anyhow::{Context, Result};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
@@ -33,7 +34,7 @@ pub struct Args {
     #[command(flatten)]
     window: WindowArgs,
     /// Leave out incidents shorter than this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 4.0)]
+    #[arg(long, value_name = "MS", default_value_t = 4.0, value_parser = milliseconds)]
     min_duration: f64,
     /// Incidents listed in the text report (JSON lists them all).
     #[arg(long, default_value_t = 10)]
@@ -57,10 +58,13 @@ enum Format {
     Json,
 }
 
+/// A number of milliseconds, 0 or more (for `value_parser`).
+fn milliseconds(text: &str) -> Result<f64, String> {
+    crate::common::seconds(text).map_err(|_| format!("{text:?} is not a number of milliseconds (0 or more)"))
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
-    if !(args.min_duration.is_finite() && args.min_duration >= 0.0) {
-        bail!("--min-duration {} must be a number of milliseconds, 0 or more", args.min_duration);
-    }
+    args.window.validate()?;
     let loaded = load_model(&args.trace, Detail::FULL)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
@@ -68,7 +72,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let request = CheckRequest { window, filter: &filter, min_duration: Nanos((args.min_duration * 1e6) as u64) };
     let findings = check(model, &request);
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
-    let crossings = topology.as_ref().map(|t| crossings(t, &findings.migrations));
+    let crossings = topology.as_ref().map(|t| findings.migrations.crossings(t));
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -112,9 +116,11 @@ fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Val
         "summary": {
             "idle_while_waiting_ns": findings.idle_while_waiting.0,
             "idle_while_waiting_share": share(findings),
-            "lost_cpu_ns": findings.incidents.iter().map(|i| i.lost_cpu_ns).sum::<u64>(),
+            "lost_cpu_ns": findings.incidents.iter().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
             "counts": counts,
-            "migrations": findings.migrations,
+            "migrations": findings.migrations.dense(DENSE_JSON_CPUS),
+            "migration_pairs": findings.migrations.pairs.iter().map(|&(from, to, n)| [u64::from(from.0), u64::from(to.0), n]).collect::<Vec<_>>(),
+            "migrations_outside": findings.migrations.outside,
             "wakeups": {
                 "total": findings.wakeups.total,
                 "previous_cpu": findings.wakeups.previous_cpu,
@@ -127,21 +133,9 @@ fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Val
     })
 }
 
-/// Migrations between sockets and between NUMA nodes.
-fn crossings(topology: &model::Topology, matrix: &[Vec<u64>]) -> (u64, u64) {
-    let mut counts = (0, 0);
-    for (from, row) in matrix.iter().enumerate() {
-        for (to, &n) in row.iter().enumerate() {
-            let (Some(a), Some(b)) = (topology.place(model::Cpu(from as u32)), topology.place(model::Cpu(to as u32)))
-            else {
-                continue;
-            };
-            counts.0 += if a.socket != b.socket { n } else { 0 };
-            counts.1 += if a.node != b.node { n } else { 0 };
-        }
-    }
-    counts
-}
+/// JSON holds the dense migration matrix up to this many CPUs (a million cells), and
+/// `null` beyond: `migration_pairs` has the counts at any size.
+const DENSE_JSON_CPUS: usize = 1024;
 
 fn share(findings: &Findings) -> f64 {
     findings.idle_while_waiting.0 as f64 / findings.window.0.max(1) as f64
@@ -241,29 +235,32 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The CPU-to-CPU matrix for up to 16 CPUs, else the busiest pairs.
-fn write_migrations(out: &mut dyn Write, matrix: &[Vec<u64>]) -> Result<()> {
-    let total: u64 = matrix.iter().flatten().sum();
+/// The CPU-to-CPU matrix for up to 16 CPUs, else the busiest pairs; and the migrations
+/// that named CPUs the trace does not have.
+fn write_migrations(out: &mut dyn Write, matrix: &MigrationMatrix) -> Result<()> {
+    let total = matrix.total();
     writeln!(out)?;
     writeln!(out, "Migrations: {total}.")?;
+    if matrix.outside > 0 {
+        let text = format!(
+            "{} more named a CPU beyond the trace's {} (damaged CPU fields) and are left out.",
+            matrix.outside, matrix.cpus
+        );
+        wrap(&text, 80).iter().try_for_each(|line| writeln!(out, "{line}"))?;
+    }
     if total == 0 {
         return Ok(());
     }
-    if matrix.len() <= 16 {
-        writeln!(out, "from\\to {}", (0..matrix.len()).map(|c| format!("{c:>4}")).collect::<String>())?;
-        for (from, row) in matrix.iter().enumerate() {
+    if let Some(rows) = matrix.dense(16) {
+        writeln!(out, "from\\to {}", (0..rows.len()).map(|c| format!("{c:>4}")).collect::<String>())?;
+        for (from, row) in rows.iter().enumerate() {
             writeln!(out, "{from:>7} {}", row.iter().map(|n| format!("{n:>4}")).collect::<String>())?;
         }
         return Ok(());
     }
-    let mut pairs: Vec<(u64, usize, usize)> = matrix
-        .iter()
-        .enumerate()
-        .flat_map(|(from, row)| row.iter().enumerate().map(move |(to, &n)| (n, from, to)))
-        .filter(|&(n, _, _)| n > 0)
-        .collect();
-    pairs.sort_by(|a, b| b.0.cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
-    let shown: Vec<String> = pairs.iter().take(10).map(|(n, from, to)| format!("{from}->{to}: {n}")).collect();
+    let mut pairs = matrix.pairs.clone();
+    pairs.sort_by(|a, b| b.2.cmp(&a.2).then((a.0, a.1).cmp(&(b.0, b.1))));
+    let shown: Vec<String> = pairs.iter().take(10).map(|(from, to, n)| format!("{}->{}: {n}", from.0, to.0)).collect();
     for line in wrap(&format!("busiest: {}", shown.join(", ")), 78) {
         writeln!(out, "{line}")?;
     }

@@ -8,12 +8,19 @@
 
 mod common;
 
+use analysis::check::Kind;
 use common::schedlens;
 use serde_json::Value;
 use std::path::PathBuf;
 
-const KINDS: [&str; 5] =
-    ["work-conservation", "wakeup-placement", "kthread-preemption", "migration-cascade", "overload"];
+/// The five incident kinds, by the name `check` and `synth` both use.
+const KINDS: [&str; 5] = [
+    Kind::WorkConservation.name(),
+    Kind::WakeupPlacement.name(),
+    Kind::KthreadPreemption.name(),
+    Kind::MigrationCascade.name(),
+    Kind::Overload.name(),
+];
 
 fn temp(name: &str) -> String {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name).display().to_string()

@@ -13,6 +13,7 @@ mod workload;
 
 pub use truth::{Injection, TaskTruth, Truth};
 
+use analysis::check::Kind;
 use model::Topology;
 use std::path::Path;
 use tracedat::FileFormat;
@@ -67,15 +68,20 @@ impl InjectionKind {
         InjectionKind::MigrationCascade,
     ];
 
-    /// The name in `--inject` and in the truth file (also `schedlens check`'s kinds).
-    pub fn name(self) -> &'static str {
+    /// The incident `schedlens check` reports for this injection.
+    pub fn kind(self) -> Kind {
         match self {
-            InjectionKind::WorkConservation => "work-conservation",
-            InjectionKind::WakeupPlacement => "wakeup-placement",
-            InjectionKind::KthreadPreemption => "kthread-preemption",
-            InjectionKind::Overload => "overload",
-            InjectionKind::MigrationCascade => "migration-cascade",
+            InjectionKind::WorkConservation => Kind::WorkConservation,
+            InjectionKind::WakeupPlacement => Kind::WakeupPlacement,
+            InjectionKind::KthreadPreemption => Kind::KthreadPreemption,
+            InjectionKind::Overload => Kind::Overload,
+            InjectionKind::MigrationCascade => Kind::MigrationCascade,
         }
+    }
+
+    /// The name in `--inject` and in the truth file: `check`'s name of the kind.
+    pub fn name(self) -> &'static str {
+        self.kind().name()
     }
 
     pub fn from_name(name: &str) -> Option<InjectionKind> {
@@ -103,7 +109,7 @@ const START_NS: u64 = 1_000_000_000_000;
 /// Simulates and writes the trace to `path`; returns its ground truth. `progress` is
 /// called now and then with the nanoseconds of the workload simulated so far.
 pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u64)) -> Result<Truth, SynthError> {
-    check(options)?;
+    validate(options)?;
     let sockets: Vec<u32> =
         (0..options.cpus).map(|cpu| options.topology.place(model::Cpu(cpu)).map_or(0, |place| place.socket)).collect();
     let spill_dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -127,7 +133,9 @@ pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u6
     })
 }
 
-fn check(options: &SynthOptions) -> Result<(), SynthError> {
+/// Checks the options ([`generate`] does it first too): sizes in range, injections the
+/// workload and machine can hold.
+pub fn validate(options: &SynthOptions) -> Result<(), SynthError> {
     let fail = |message: String| Err(SynthError::Options(message));
     if !(1..=4096).contains(&options.cpus) {
         return fail(format!("--cpus {} is out of range (1 to 4096)", options.cpus));
