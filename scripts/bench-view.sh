@@ -10,7 +10,8 @@ traces=("$@")
 [[ ${#traces[@]} -gt 0 ]] || traces=(/work/bench/hackbench-big.dat /work/bench/synth-256.dat)
 port=${SCHEDLENS_BENCH_PORT:-8990}
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# On any exit, stop what this script started (the browser script, the server).
+trap 'kill $(jobs -p) 2>/dev/null; rm -f "$log"' EXIT
 for trace in "${traces[@]}"; do
     echo "== $trace"
     # The browser starts first and waits for the server, so the clock starts at "ready".

@@ -52,7 +52,6 @@ impl Cache {
     }
 
     /// Bytes kept now.
-    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }

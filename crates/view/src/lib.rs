@@ -1,5 +1,5 @@
 //! `schedlens view`: the interactive viewer the schedgraph paper wished for. A local web
-//! server (loopback only) answers the page's requests for tiles — the per-core timeline,
+//! server (loopback only, `http`) answers the page's requests for tiles — the per-core timeline,
 //! the running/waiting counts and the runqueue lengths of one stretch of time at one
 //! resolution, computed by the figures crate exactly as `graph` computes them — and for
 //! the details behind a click: a run, a task, a range's statistics, `check`'s incidents,
@@ -12,6 +12,7 @@
 mod assets;
 mod cache;
 mod export;
+mod http;
 mod incidents;
 mod lookup;
 mod markers;
@@ -36,7 +37,7 @@ pub enum ViewError {
     #[error("cannot listen on 127.0.0.1:{port}")]
     Listen { port: u16, source: std::io::Error },
     #[error("cannot start the web server: {0}")]
-    Server(String),
+    Server(#[from] std::io::Error),
 }
 
 /// The port tried first when none is given (then the next few, then any free one).
@@ -44,7 +45,7 @@ pub const DEFAULT_PORT: u16 = 8950;
 
 /// A viewer listening on the loopback interface, not yet serving.
 pub struct Viewer {
-    server: tiny_http::Server,
+    listener: TcpListener,
     app: Arc<App>,
     url: String,
 }
@@ -59,10 +60,9 @@ impl Viewer {
         port: Option<u16>,
     ) -> Result<Viewer, ViewError> {
         let listener = listen(port)?;
-        let address = listener.local_addr().map_err(|e| ViewError::Server(e.to_string()))?;
-        let server = tiny_http::Server::from_listener(listener, None).map_err(|e| ViewError::Server(e.to_string()))?;
+        let address = listener.local_addr()?;
         let traces = traces.into_iter().map(|view| Shown::new(view, filter.clone())).collect();
-        Ok(Viewer { server, app: Arc::new(App::new(traces, initial)), url: format!("http://{address}/") })
+        Ok(Viewer { listener, app: Arc::new(App::new(traces, initial)), url: format!("http://{address}/") })
     }
 
     /// The page's address, e.g. `http://127.0.0.1:8950/`.
@@ -79,7 +79,7 @@ impl Viewer {
             .name("view-prepare".into())
             .spawn(move || server::prepare_when_idle(&app, &background_stop))
             .expect("a thread can be started");
-        server::serve(&self.server, &self.app, &stop);
+        server::serve(&self.listener, &self.app, &stop);
     }
 }
 

@@ -83,8 +83,11 @@ pub struct Run {
 /// for the tasks asked for most recently.
 #[derive(Debug, Default)]
 pub struct RunCache {
-    runs: Mutex<(u64, HashMap<TaskId, (u64, Arc<Vec<Run>>)>)>,
+    /// A use counter, and per task when it was last used and its runs.
+    runs: Mutex<(u64, KeptRuns)>,
 }
+
+type KeptRuns = HashMap<TaskId, (u64, Arc<Vec<Run>>)>;
 
 /// Tasks whose runs are kept.
 const KEPT_TASKS: usize = 64;

@@ -1,12 +1,12 @@
-//! The HTTP side: a `tiny_http` server on the loopback interface, a few worker threads
-//! taking requests, and the routes — the page's files, and the API the page's
-//! "server tiles" data source calls (`web/js/source.js`). Every answer to a request the
-//! server cannot serve is a 4xx with a one-line message; nothing a client sends can
-//! panic a worker or start an unbounded computation.
+//! The routes of the loopback HTTP server (`http`): the page's files, and the API the
+//! page's "server tiles" data source calls (`web/js/source.js`). Every answer to a
+//! request the server cannot serve is a 4xx with a one-line message; nothing a client
+//! sends can panic a connection's thread or start an unbounded computation.
 //!
 //! Routes (times are ns from the trace's origin, `trace` an index into `/api/meta`'s list):
 //! - `GET /` and `/web/...`: the page (embedded at build time, see `assets`).
 //! - `GET /api/meta`: the traces, their CPUs and row orders, the tile geometry.
+//! - `GET /api/status`: whether the background work (coarse tiles, incidents, markers) is done.
 //! - `GET /api/tile?trace&level&index&columns&layers[&cpus][&color&target][&forked][&tasks]`:
 //!   a binary tile (see `tiles`).
 //! - `GET /api/at?trace&cpu&t&span`: the run under the mouse.
@@ -20,6 +20,7 @@
 use crate::assets;
 use crate::cache::Cache;
 use crate::export::{ExportRequest, export};
+use crate::http::{self, Request, Response};
 use crate::lookup::{self, Run};
 use crate::params::{BadRequest, Query};
 use crate::state::{Initial, Shown};
@@ -30,15 +31,12 @@ use figures::palette::{color_of, color_of_name};
 use figures::timeline::Coloring;
 use model::{Cpu, Nanos, TaskId};
 use serde_json::{Value, json};
-use std::io::Cursor;
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tiny_http::{Header, Method, Request, Response, StatusCode};
 
-/// Worker threads taking requests (tile computations use every core themselves).
-const WORKERS: usize = 4;
 /// Bytes of computed tiles kept.
 const CACHE_BYTES: usize = 256 << 20;
 /// Highest relative time accepted (about 106 days in ns): keeps arithmetic in range.
@@ -50,17 +48,26 @@ pub struct App {
     pub initial: Initial,
     cache: Cache,
     activity: Activity,
+    /// The background work is done.
+    prepared: AtomicBool,
 }
 
 impl App {
     pub fn new(traces: Vec<Shown>, initial: Initial) -> App {
-        App { traces, initial, cache: Cache::new(CACHE_BYTES), activity: Activity::new() }
+        App {
+            traces,
+            initial,
+            cache: Cache::new(CACHE_BYTES),
+            activity: Activity::new(),
+            prepared: AtomicBool::new(false),
+        }
     }
 }
 
 /// When tiles were last computed, so background work waits for the first view.
 struct Activity {
     started: Instant,
+    /// Tiles being computed for the page now.
     in_flight: AtomicUsize,
     last_done: Mutex<Option<Instant>>,
 }
@@ -87,8 +94,9 @@ impl Activity {
     }
 }
 
-/// Computes every trace's markers, task index and incidents once the first view has
-/// been served (they would slow it down on a small machine), until done or stopped.
+/// Computes every trace's running/waiting base at once, then — once the first view has
+/// been served (they would slow it down on a small machine) — the coarse timeline tiles,
+/// the markers, the task index and the incidents, until done or stopped.
 pub fn prepare_when_idle(app: &App, stop: &AtomicBool) {
     // The first view needs the running/waiting base columns: built at once.
     for shown in &app.traces {
@@ -100,12 +108,14 @@ pub fn prepare_when_idle(app: &App, stop: &AtomicBool) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    warm_up(app, stop);
     for shown in &app.traces {
         if stop.load(Ordering::Relaxed) {
             return;
         }
         shown.prepare();
     }
+    app.prepared.store(true, Ordering::Relaxed);
 }
 
 /// An answer.
@@ -136,36 +146,22 @@ impl From<BadRequest> for Refusal {
     }
 }
 
-/// Serves requests until `stop` is set; returns once the workers have finished.
-pub fn serve(server: &tiny_http::Server, app: &App, stop: &AtomicBool) {
-    std::thread::scope(|scope| {
-        for index in 0..WORKERS {
-            std::thread::Builder::new()
-                .name(format!("view-worker-{index}"))
-                .spawn_scoped(scope, || {
-                    while !stop.load(Ordering::Relaxed) {
-                        match server.recv_timeout(Duration::from_millis(100)) {
-                            Ok(Some(request)) => answer(app, request),
-                            Ok(None) => {}
-                            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                        }
-                    }
-                })
-                .expect("a worker thread can be started");
-        }
-    });
+/// Serves requests until `stop` is set; returns once every connection has ended.
+pub fn serve(listener: &TcpListener, app: &App, stop: &AtomicBool) {
+    http::serve(listener, &|request| answer(app, request), stop);
 }
 
-fn answer(app: &App, request: Request) {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route(app, &request)))
+fn answer(app: &App, request: &Request) -> Response {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route(app, request)))
         .unwrap_or_else(|_| Err(Refusal::Failed("internal error".into())));
-    let response = match outcome {
-        Ok(Reply::Json(value)) => bytes_response(200, "application/json", Arc::new(value.to_string().into_bytes())),
-        Ok(Reply::Pending(value)) => bytes_response(202, "application/json", Arc::new(value.to_string().into_bytes())),
+    let json = |value: Value| Arc::new(value.to_string().into_bytes());
+    match outcome {
+        Ok(Reply::Json(value)) => response(200, "application/json", json(value)),
+        Ok(Reply::Pending(value)) => response(202, "application/json", json(value)),
         Ok(Reply::Bytes { content_type, body, attachment }) => {
-            let mut response = bytes_response(200, content_type, body);
+            let mut response = response(200, content_type, body);
             if let Some(name) = attachment {
-                response.add_header(header("Content-Disposition", &format!("attachment; filename=\"{name}\"")));
+                response.headers.push(("Content-Disposition", format!("attachment; filename=\"{name}\"")));
             }
             response
         }
@@ -177,53 +173,39 @@ fn answer(app: &App, request: Request) {
                 Refusal::Host => (403, "this server only answers requests for localhost".to_string()),
                 Refusal::Failed(message) => (500, message),
             };
-            let body = json!({ "error": message }).to_string().into_bytes();
-            bytes_response(status, "application/json", Arc::new(body))
+            response(status, "application/json", json(json!({ "error": message })))
         }
-    };
-    // The client may have gone away meanwhile; nothing to do about it.
-    let _ = request.respond(response);
-}
-
-/// Bytes shared with the cache, readable without a copy.
-struct Shared(Arc<Vec<u8>>);
-
-impl AsRef<[u8]> for Shared {
-    fn as_ref(&self) -> &[u8] {
-        self.0.as_slice()
     }
 }
 
-fn bytes_response(status: u16, content_type: &str, body: Arc<Vec<u8>>) -> Response<Cursor<Shared>> {
-    let length = body.len();
+fn response(status: u16, content_type: &str, body: Arc<Vec<u8>>) -> Response {
     let headers = vec![
-        header("Content-Type", content_type),
-        header("Cache-Control", "no-store"),
-        header("X-Content-Type-Options", "nosniff"),
-        header(
+        ("Content-Type", content_type.to_string()),
+        ("Cache-Control", "no-store".to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        (
             "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'",
+            "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'"
+                .to_string(),
         ),
     ];
-    // A known length is always sent as Content-Length, never chunked.
-    Response::new(StatusCode(status), headers, Cursor::new(Shared(body)), Some(length), None)
-        .with_chunked_threshold(usize::MAX)
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("header names and values are ASCII")
+    Response { status, headers, body }
 }
 
 fn route(app: &App, request: &Request) -> Result<Reply, Refusal> {
-    if *request.method() != Method::Get {
+    if request.method != "GET" {
         return Err(Refusal::Method);
     }
     if !local_host(request) {
         return Err(Refusal::Host);
     }
-    let query = Query::parse(request.url())?;
+    let query = Query::parse(&request.target)?;
     match query.path.as_str() {
         "/api/meta" => Ok(Reply::Json(meta(app))),
+        "/api/status" => Ok(Reply::Json(json!({
+            "prepared": app.prepared.load(Ordering::Relaxed),
+            "cachedTileBytes": app.cache.bytes(),
+        }))),
         "/api/tile" => tile_reply(app, &query),
         "/api/at" => at(app, &query),
         "/api/task" => task(app, &query),
@@ -243,8 +225,7 @@ fn route(app: &App, request: &Request) -> Result<Reply, Refusal> {
 /// Whether the request's Host is this machine's loopback name (any port: an SSH tunnel
 /// may forward another local port).
 fn local_host(request: &Request) -> bool {
-    let Some(host) = request.headers().iter().find(|h| h.field.equiv("Host")) else { return true };
-    let host = host.value.as_str();
+    let Some(host) = request.host.as_deref() else { return true };
     let name = match host.strip_prefix('[') {
         Some(rest) => rest.split(']').next().unwrap_or(""),
         None => host.split(':').next().unwrap_or(""),
@@ -283,7 +264,7 @@ fn meta(app: &App) -> Value {
     let initial = &app.initial;
     json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "tileColumns": 512,
+        "tileColumns": PAGE_COLUMNS,
         "maxColumns": MAX_COLUMNS,
         "maxLevel": MAX_LEVEL,
         "traces": traces,
@@ -329,58 +310,132 @@ fn task_id(model: &model::Model, index: u32) -> TaskId {
     model.tasks().ids().nth(index as usize).unwrap_or(TaskId::IDLE)
 }
 
-fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
-    let shown = shown(app, query)?;
-    let model = shown.model();
-    let place = TilePlace {
-        level: query.int("level", 0..=i64::from(MAX_LEVEL))? as u32,
-        index: query.int("index", -(1 << 50)..=(1 << 50))?,
-        columns: query.int("columns", 1..=i64::from(MAX_COLUMNS))? as u32,
-    };
-    let window = place.window(shown.origin(), model.start(), model.end())?;
-    let layers = Layers::parse(query.require("layers")?)?;
-    let cpu_count = model.cpus().len() as u32;
-    let cpus: Vec<Cpu> = query
-        .int_list("cpus", cpu_count.max(1))?
-        .unwrap_or_else(|| (0..cpu_count).collect())
-        .into_iter()
-        .map(Cpu)
-        .collect();
-    let coloring = coloring(query)?;
-    let filter = filter(query)?;
-    let tasks = if layers.highlight { tasks_param(shown, query)? } else { Vec::new() };
-    let key = format!(
-        "{}|{}|{}|{}|{:?}|{:?}|{:?}|{}|{:?}",
-        query.int("trace", 0..=i64::MAX)?,
-        place.level,
-        place.index,
-        place.columns,
-        layers,
-        cpus.iter().map(|c| c.0).collect::<Vec<_>>(),
-        coloring,
-        filter.forked_only,
-        tasks
-    );
-    if let Some(body) = app.cache.get(&key) {
-        return Ok(Reply::Bytes { content_type: "application/octet-stream", body, attachment: None });
+/// A tile as asked for.
+struct TileSpec {
+    trace: usize,
+    place: TilePlace,
+    layers: Layers,
+    cpus: Vec<Cpu>,
+    coloring: Coloring,
+    filter: TaskFilter,
+    tasks: Vec<TaskId>,
+}
+
+impl TileSpec {
+    fn parse(app: &App, query: &Query) -> Result<TileSpec, BadRequest> {
+        let trace = query.int("trace", 0..=app.traces.len() as i64 - 1)? as usize;
+        let shown = &app.traces[trace];
+        let place = TilePlace {
+            level: query.int("level", 0..=i64::from(MAX_LEVEL))? as u32,
+            index: query.int("index", -(1 << 50)..=(1 << 50))?,
+            columns: query.int("columns", 1..=i64::from(MAX_COLUMNS))? as u32,
+        };
+        let layers = Layers::parse(query.require("layers")?)?;
+        let cpu_count = shown.model().cpus().len() as u32;
+        let cpus = query.int_list("cpus", cpu_count.max(1))?.unwrap_or_else(|| (0..cpu_count).collect());
+        let tasks = if layers.highlight { tasks_param(shown, query)? } else { Vec::new() };
+        Ok(TileSpec {
+            trace,
+            place,
+            layers,
+            cpus: cpus.into_iter().map(Cpu).collect(),
+            coloring: coloring(query)?,
+            filter: filter(query)?,
+            tasks,
+        })
     }
-    let runs: Vec<Arc<Vec<Run>>> = shown.runs.runs_of(model, &tasks);
+
+    /// Everything that changes the tile's bytes.
+    fn key(&self) -> String {
+        let cpus: Vec<u32> = self.cpus.iter().map(|c| c.0).collect();
+        let p = &self.place;
+        format!(
+            "{}|{}|{}|{}|{:?}|{:?}|{:?}|{}|{:?}",
+            self.trace,
+            p.level,
+            p.index,
+            p.columns,
+            self.layers,
+            cpus,
+            self.coloring,
+            self.filter.forked_only,
+            self.tasks
+        )
+    }
+}
+
+fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let body = cached_tile(app, &TileSpec::parse(app, query)?)?;
+    Ok(Reply::Bytes { content_type: "application/octet-stream", body, attachment: None })
+}
+
+/// The tile from the cache, or computed and cached.
+fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
+    let shown = &app.traces[spec.trace];
+    let model = shown.model();
+    let window = spec.place.window(shown.origin(), model.start(), model.end())?;
+    let key = spec.key();
+    if let Some(body) = app.cache.get(&key) {
+        return Ok(body);
+    }
+    let runs: Vec<Arc<Vec<Run>>> = shown.runs.runs_of(model, &spec.tasks);
     let highlight: Vec<&[Run]> = runs.iter().map(|r| r.as_slice()).collect();
-    let pyramid = (layers.running_waiting || layers.runqueue).then(|| shown.pyramid(&filter));
+    let layers = spec.layers;
+    let pyramid = (layers.running_waiting || layers.runqueue).then(|| shown.pyramid(&spec.filter));
     let request = TileRequest {
-        place,
+        place: spec.place,
         window,
-        columns: place.columns,
-        cpus: &cpus,
-        coloring: &coloring,
-        filter: &filter,
+        columns: spec.place.columns,
+        cpus: &spec.cpus,
+        coloring: &spec.coloring,
+        filter: &spec.filter,
         layers,
         highlight: &highlight,
         pyramid,
     };
     let body = Arc::new(app.activity.tile(|| tile(model, &request)));
     app.cache.put(key, body.clone());
-    Ok(Reply::Bytes { content_type: "application/octet-stream", body, attachment: None })
+    Ok(body)
+}
+
+/// Columns of the tiles the page asks for (`tileColumns` in `/api/meta`).
+const PAGE_COLUMNS: u32 = 512;
+/// Levels of timeline tiles computed ahead below the one that shows a trace in one tile.
+const WARM_LEVELS: u32 = 7;
+
+/// Computes the coarse timeline tiles of every trace as the page asks for them by default
+/// (colours by pid, all tasks): each level costs a scan of every run in the trace, which
+/// would make the first zoom steps into a large trace slow. Yields to the page's own
+/// requests; stops when `stop` is set.
+fn warm_up(app: &App, stop: &AtomicBool) {
+    for (trace, shown) in app.traces.iter().enumerate() {
+        let model = shown.model();
+        let from = shown.relative(model.start());
+        let to = shown.relative(model.end()) + 1;
+        let top =
+            (0..=MAX_LEVEL).find(|&l| i128::from(PAGE_COLUMNS) << l >= i128::from(to - from)).unwrap_or(MAX_LEVEL);
+        for level in (top.saturating_sub(WARM_LEVELS)..=top).rev() {
+            let span = i64::from(PAGE_COLUMNS) << level;
+            for index in from.div_euclid(span)..=(to - 1).div_euclid(span) {
+                while app.activity.in_flight.load(Ordering::Relaxed) > 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let spec = TileSpec {
+                    trace,
+                    place: TilePlace { level, index, columns: PAGE_COLUMNS },
+                    layers: Layers { timeline: true, ..Layers::default() },
+                    cpus: (0..model.cpus().len() as u32).map(Cpu).collect(),
+                    coloring: Coloring::ByPid,
+                    filter: shown.filter.clone(),
+                    tasks: Vec::new(),
+                };
+                let _ = cached_tile(app, &spec);
+            }
+        }
+    }
 }
 
 fn task_json(shown: &Shown, task: TaskId) -> Value {

@@ -83,13 +83,16 @@ fn tail(text: &str) -> String {
 pub fn commands(trace: &Path, out_dir: &Path) -> Vec<Vec<String>> {
     let name = trace.file_name().unwrap().to_string_lossy().into_owned();
     let trace = trace.display().to_string();
-    let figure = |kind: &str| out_dir.join(format!("{name}-{kind}.svg")).display().to_string();
+    let output = |ending: &str| out_dir.join(format!("{name}.{ending}")).display().to_string();
+    let figure = |kind: &str| output(&format!("{kind}.svg"));
     let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<String>>();
     vec![
         args(&["stats", &trace]),
         args(&["graph", &trace, "--width", "300", "-o", &figure("graph")]),
         args(&["running-waiting", &trace, "--per-cpu", "--width", "300", "-o", &figure("rw")]),
         args(&["check", &trace]),
+        args(&["export", &trace, "--format", "perfetto", "-o", &output("pftrace")]),
+        args(&["export", &trace, "--format", "parquet", "-o", &output("parquet")]),
         args(&["info", &trace]),
         args(&["dump", &trace]),
     ]

@@ -3,7 +3,7 @@
 // started the browser, so the clock starts when the server answers (the model is built).
 //
 // Reports: the first complete view (all tiles of the whole trace drawn) after the server
-// is ready; then a fixed walk of zoom and pan steps (zoom in ×2 at a point, pan a quarter,
+// is ready; when the server's background work is done; then a fixed walk of zoom and pan steps (zoom in ×2 at a point, pan a quarter,
 // …, zoom out) — each step timed from the window change to the last needed tile drawn —
 // and the drawing time of every frame; the tile requests' times; the page's JS heap and
 // tile cache before and after the walk.
@@ -51,11 +51,21 @@ try {
   await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000);
   const firstView = performance.now() - ready;
   const inPage = await page.evaluate('window.schedlens.firstCompleteAt');
+  const timelineInPage = await page.evaluate('window.schedlens.firstTimelineAt');
   const heap = async () => {
     const { metrics } = await page.send('Performance.getMetrics');
     const get = (name) => metrics.find((m) => m.name === name).value;
     return { heapMB: get('JSHeapUsedSize') / 2 ** 20, tilesMB: (await page.evaluate('window.schedlens.store.bytes')) / 2 ** 20 };
   };
+  // The server then computes the coarse tiles, markers and incidents in the background.
+  for (;;) {
+    const response = await fetch(new URL('/api/status', url));
+    if (!response.ok) throw new Error(`/api/status: HTTP ${response.status} (an older server on this port?)`);
+    if ((await response.json()).prepared) break;
+    if (performance.now() - ready > 600000) throw new Error('the server did not finish its background work in 10 minutes');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const prepared = performance.now() - ready;
   const before = await heap();
   // The walk, in the page: each step changes the window and waits until it is drawn.
   const walk = await page.evaluate(`(async () => {
@@ -103,6 +113,8 @@ try {
   const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
   console.log(`trace: ${meta}`);
   console.log(`first complete view: ${ms(firstView)} after the server was ready (${ms(inPage)} after navigation start)`);
+  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server was ready`);
+  console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server was ready`);
   const s = summary(stepMs);
   console.log(`zoom/pan steps (think time ${think} ms): n=${s.n} p50 ${ms(s.p50)} p95 ${ms(s.p95)} max ${ms(s.max)}`);
   for (const [kind, values] of Object.entries(byKind)) {

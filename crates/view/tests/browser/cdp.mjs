@@ -101,7 +101,16 @@ export class Browser {
     }
     this.child.kill('SIGKILL');
     await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000))]);
-    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    // Chromium's helper processes may write into the profile a moment longer: removing it
+    // is retried for a few seconds, and a leftover temporary directory fails no test.
+    for (let attempt = 0; attempt < 30; attempt++) {
+      try {
+        rmSync(this.profile, { recursive: true, force: true });
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   }
 }
 

@@ -84,7 +84,8 @@ async function compareWithGolden(page, png, name) {
   }
   const golden = readFileSync(file);
   return page.evaluate(`(async () => {
-    const load = async (b64) => createImageBitmap(await (await fetch('data:image/png;base64,' + b64)).blob());
+    // An <img> (the page's CSP allows data: images, not fetching data: URLs).
+    const load = async (b64) => { const img = new Image(); img.src = 'data:image/png;base64,' + b64; await img.decode(); return img; };
     const [a, b] = await Promise.all([load('${png.toString('base64')}'), load('${golden.toString('base64')}')]);
     if (a.width !== b.width || a.height !== b.height) return 1;
     const data = (img) => { const c = new OffscreenCanvas(img.width, img.height); const x = c.getContext('2d'); x.drawImage(img, 0, 0); return x.getImageData(0, 0, img.width, img.height).data; };
@@ -336,6 +337,55 @@ describe('several traces, markers', { skip }, () => {
     const text = await page.evaluate("document.querySelector('#side .body').textContent");
     assert.match(text, /first run \(s\)/);
     assert.match(text, /stress-ng-cpu/);
+    await page.close();
+  });
+});
+
+describe('following a task that migrates', { skip }, () => {
+  let browser;
+  let server;
+
+  before(async () => {
+    browser = await Browser.launch(chromium);
+    server = await serve(['hackbench-v7zstd.dat']);
+  });
+
+  after(async () => {
+    await server?.stop();
+    await browser?.close();
+  });
+
+  test('its moves between CPUs are arrows, its wakeups come from the waker', async () => {
+    // A hackbench task that moved from one CPU to the other and was woken from a CPU.
+    const meta = await api(server.url, '/api/meta');
+    let task = null;
+    for (let id = 1; id < meta.traces[0].tasks && !task; id++) {
+      const answer = await api(server.url, `/api/task?trace=0&task=${id}`);
+      if (answer.comm === 'hackbench' && answer.moves.length && answer.wakeups.some((w) => w.wakerCpu !== null && w.ran)) task = answer;
+    }
+    assert.ok(task, 'a hackbench task migrates');
+    const move = task.moves[0];
+    const span = Math.max(move.arrived - move.left, 1000) * 8;
+    const page = await open(browser, `${server.url}#w=${move.left - span},${move.arrived + span}&f=0.${task.task}`);
+    await page.waitFor(`window.schedlens.views[0].task && window.schedlens.views[0].task.task === ${task.task}`);
+    await settled(page);
+    const panel = await page.evaluate("document.querySelector('#side .body').textContent");
+    assert.match(panel, /moves in the window/);
+    // The arrow's head at the CPU it arrived on, drawn on the overlay in near-black.
+    const head = await page.evaluate(`(() => {
+      const app = window.schedlens;
+      const view = app.views[0];
+      const move = view.task.moves.find((m) => m.left === ${move.left} && m.arrived === ${move.arrived});
+      if (!move) return null;
+      const x2 = view.geometry.x0 + app.scale().x(move.arrived);
+      const y1 = view.rowCenter(move.from), y2 = view.rowCenter(move.to);
+      const x1 = view.geometry.x0 + app.scale().x(move.left);
+      const angle = Math.atan2(y2 - y1, Math.max(1, x2 - x1) * 0.3);
+      const x = Math.round((x2 - 3 * Math.cos(angle)) * view.dpr), y = Math.round((y2 - 3 * Math.sin(angle)) * view.dpr);
+      return [...view.overlay.getContext('2d').getImageData(x, y, 1, 1).data];
+    })()`);
+    assert.ok(head, 'the page has the move');
+    assert.ok(head[3] > 200 && head.slice(0, 3).every((v) => v < 60), `arrow head: ${head}`);
     await page.close();
   });
 });

@@ -26,12 +26,15 @@ export class App {
     this.store = new TileStore((key, spec) => this.source.tile(spec.trace, spec), {
       maxBytes: 160 << 20,
       maxInFlight: 4,
-      onLoad: () => {
-        this.requestRender();
+      onLoad: (key) => {
+        // A prefetched tile changes nothing on screen once the view's own tiles are all
+        // there; until then any tile may stand in for a missing one.
+        if (this.currentKeys.has(key) || !this.currentDone()) this.requestRender();
         if (this.currentDone()) this.prefetch();
       },
     });
     this.current = [];
+    this.currentKeys = new Set();
   }
 
   async start() {
@@ -47,6 +50,9 @@ export class App {
     this.panels = new Panels(this, this.root.querySelector('#side'));
     this.tooltip = new Tooltip(this.root.querySelector('#tooltip'));
     this.views = this.meta.traces.map((trace, i) => new TraceView(this, i, trace, this.root.querySelector('#panels')));
+    // A link opens on what it is about: the selection's statistics, or the followed task.
+    if (this.state.selection) this.panels.show('selection');
+    else if (this.state.follow) this.panels.show('task');
     this.bindInput();
     this.syncControls();
     this.resize();
@@ -114,6 +120,7 @@ export class App {
   wantTiles() {
     if (!this.views.length || !this.views[0].geometry) return;
     this.current = this.interleave((v) => v.wishes(this.scale()));
+    this.currentKeys = new Set(this.current.map((w) => w.key));
     this.prefetched = false;
     this.store.want(this.current);
     if (this.currentDone()) this.prefetch();
@@ -365,6 +372,9 @@ export class App {
     this.statusBar.textContent = `${cursor}window ${seconds(a, (b - a) / 100)}–${seconds(b, (b - a) / 100)} s (${duration(b - a)})${pending ? ` · loading ${pending} tiles` : ''}`;
     const complete = this.complete;
     if (complete && this.firstCompleteAt === undefined) this.firstCompleteAt = performance.now();
+    // The per-core timelines come first; the running/waiting and runqueue tracks may follow.
+    const timelineDone = !this.frame && this.current.every((w) => w.spec.layers !== 't' || this.store.has(w.key) || this.store.failed.has(w.key));
+    if (timelineDone && this.current.length && this.firstTimelineAt === undefined) this.firstTimelineAt = performance.now();
     this.root.dataset.complete = complete ? '1' : '0';
   }
 

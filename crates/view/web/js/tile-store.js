@@ -6,7 +6,8 @@
 export class TileStore {
   /**
    * @param {(key: string, spec: object) => Promise<object>} load  fetches and decodes a tile
-   * @param {{maxBytes?: number, maxInFlight?: number, onLoad?: () => void}} options
+   * @param {{maxBytes?: number, maxInFlight?: number, onLoad?: (key: string) => void}} options
+   *   `onLoad(key)` runs when a tile has come (or failed)
    */
   constructor(load, { maxBytes = 128 << 20, maxInFlight = 4, onLoad = () => {} } = {}) {
     this.load = load;
@@ -72,7 +73,7 @@ export class TileStore {
         .finally(() => {
           this.inFlight.delete(key);
           this.pump();
-          this.onLoad();
+          this.onLoad(key);
         });
     }
   }

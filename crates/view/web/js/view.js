@@ -253,8 +253,12 @@ export class TraceView {
     ctx.font = FONT;
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    ctx.fillText('0', g.x0 - 6, yOf(0));
-    ctx.fillText(String(cores), g.x0 - 6, yOf(cores));
+    // 0, the core count (the dotted line) and the highest count, those with room.
+    const labels = [0];
+    for (const value of [cores, Math.round(most)]) {
+      if (labels.every((other) => Math.abs(yOf(other) - yOf(value)) >= 11)) labels.push(value);
+    }
+    for (const value of labels) ctx.fillText(String(value), g.x0 - 6, yOf(value));
     ctx.save();
     ctx.translate(12, top + height / 2);
     ctx.rotate(-Math.PI / 2);

@@ -7,11 +7,12 @@ const settle = () => new Promise((r) => setTimeout(r, 0));
 
 test('loads the wanted tiles a few at a time, newest wishes first', async () => {
   const asked = [];
+  const loaded = [];
   const gates = new Map();
   const store = new TileStore((key) => {
     asked.push(key);
     return new Promise((resolve) => gates.set(key, () => resolve(tile(10))));
-  }, { maxInFlight: 2 });
+  }, { maxInFlight: 2, onLoad: (key) => loaded.push(key) });
   store.want(['a', 'b', 'c', 'd'].map((key) => ({ key, spec: {} })));
   assert.deepEqual(asked, ['a', 'b']);
   store.want(['x', 'c'].map((key) => ({ key, spec: {} })));
@@ -20,6 +21,7 @@ test('loads the wanted tiles a few at a time, newest wishes first', async () => 
   await settle();
   assert.deepEqual(asked, ['a', 'b', 'x'], 'd was dropped, x comes before c');
   assert.ok(store.has('a'));
+  assert.deepEqual(loaded, ['a'], 'onLoad names the tile that came');
   assert.equal(store.pending, 3);
 });
 
