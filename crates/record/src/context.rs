@@ -8,7 +8,9 @@
 //! - [`option_id::TUNABLES`]: `NAME=VALUE` lines: sysctl names (`kernel.sched_rr_timeslice_ms=100`)
 //!   and debugfs paths (`sched/base_slice_ns=3000000`);
 //! - [`option_id::COMMAND`]: the command's arguments, each followed by a NUL;
-//! - [`option_id::EXIT`]: `exit N` or `signal N`.
+//! - [`option_id::EXIT`]: `exit N` or `signal N`;
+//! - [`option_id::AFFINITY`]: `PID CPULIST` lines (`1234 0-1,4`), the CPU affinity of
+//!   tasks in the order it was seen; a later line for a pid replaces an earlier one.
 
 use model::Topology;
 use tracedat::Trace;
@@ -19,6 +21,15 @@ pub mod option_id {
     pub const TUNABLES: u16 = 0x7e01;
     pub const COMMAND: u16 = 0x7e02;
     pub const EXIT: u16 = 0x7e03;
+    pub const AFFINITY: u16 = 0x7e04;
+}
+
+/// The CPUs a task may run on, as seen at one moment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskAffinity {
+    pub pid: i32,
+    /// Sorted.
+    pub cpus: Vec<u32>,
 }
 
 /// How the recorded command ended.
@@ -69,6 +80,8 @@ pub struct RecordedContext {
     /// The command's arguments; `None` when the whole system was recorded.
     pub command: Option<Vec<String>>,
     pub exit: Option<CommandExit>,
+    /// The CPU affinity of the recorded command's tasks, in the order seen.
+    pub affinity: Vec<TaskAffinity>,
 }
 
 /// The context of a trace schedlens recorded; `None` for other traces.
@@ -88,6 +101,7 @@ impl RecordedContext {
                 option_id::TUNABLES => context.tunables = text.lines().filter_map(split_tunable).collect(),
                 option_id::COMMAND => context.command = Some(text.split('\0').map(str::to_string).collect()),
                 option_id::EXIT => context.exit = CommandExit::decode(&text),
+                option_id::AFFINITY => context.affinity = affinity_from(&text),
                 _ => continue,
             }
             found = true;
@@ -102,13 +116,20 @@ impl RecordedContext {
         if let Some(topology) = &self.topology {
             options.push((option_id::TOPOLOGY, text(topology.to_lscpu())));
         }
-        let tunables: String = self.tunables.iter().map(|(name, value)| format!("{name}={value}\n")).collect();
-        options.push((option_id::TUNABLES, text(tunables)));
+        if !self.tunables.is_empty() {
+            let tunables: String = self.tunables.iter().map(|(name, value)| format!("{name}={value}\n")).collect();
+            options.push((option_id::TUNABLES, text(tunables)));
+        }
         if let Some(command) = &self.command {
             options.push((option_id::COMMAND, command.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect()));
         }
         if let Some(exit) = &self.exit {
             options.push((option_id::EXIT, text(exit.encode())));
+        }
+        if !self.affinity.is_empty() {
+            let lines: String =
+                self.affinity.iter().map(|a| format!("{} {}\n", a.pid, crate::cpulist::format(&a.cpus))).collect();
+            options.push((option_id::AFFINITY, text(lines)));
         }
         options
     }
@@ -180,6 +201,15 @@ fn collapse_per_cpu(tunables: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The affinity option's lines (malformed lines are skipped).
+fn affinity_from(text: &str) -> Vec<TaskAffinity> {
+    let task = |line: &str| {
+        let (pid, cpus) = line.trim().split_once(' ')?;
+        Some(TaskAffinity { pid: pid.parse().ok()?, cpus: crate::cpulist::parse(cpus)? })
+    };
+    text.lines().filter_map(task).collect()
+}
+
 fn split_tunable(line: &str) -> Option<(String, String)> {
     let (name, value) = line.split_once('=')?;
     Some((name.to_string(), value.to_string()))
@@ -202,6 +232,7 @@ mod tests {
             tunables: vec![("kernel.sched_rr_timeslice_ms".into(), "100".into())],
             command: Some(vec!["sh".into(), "-c".into(), "echo 'a b'".into()]),
             exit: Some(CommandExit::Signal(15)),
+            affinity: vec![TaskAffinity { pid: 7, cpus: vec![0, 1, 3] }, TaskAffinity { pid: 8, cpus: vec![2] }],
         };
         assert_eq!(RecordedContext::from_options(&context.to_options()), Some(context.clone()));
         assert_eq!(context.command_line().unwrap(), r"sh -c 'echo '\''a b'\'''");
@@ -222,6 +253,7 @@ mod tests {
             ],
             command: Some(vec!["true".into()]),
             exit: Some(CommandExit::Code(0)),
+            affinity: Vec::new(),
         };
         let text: Vec<String> = context.describe().iter().map(|(l, t)| format!("{l}: {t}")).collect();
         assert_eq!(
@@ -234,6 +266,12 @@ mod tests {
                 "tunable: sched/fair_server/cpu1/period = 2",
             ]
         );
+    }
+
+    #[test]
+    fn affinity_lines() {
+        let parsed = affinity_from("12 0-1\n13 3,5-6\nbad line\n14\n");
+        assert_eq!(parsed, [TaskAffinity { pid: 12, cpus: vec![0, 1] }, TaskAffinity { pid: 13, cpus: vec![3, 5, 6] }]);
     }
 
     #[test]

@@ -21,9 +21,32 @@ pub(crate) fn parse(text: &str) -> Option<Vec<u32>> {
     Some(cpus)
 }
 
+/// A sorted list of CPUs as the kernel writes it (`0-3,8`).
+pub(crate) fn format(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{format, parse};
+
+    #[test]
+    fn formatting_joins_runs() {
+        assert_eq!(format(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(format(&[3]), "3");
+        assert_eq!(format(&[]), "");
+        assert_eq!(parse(&format(&[0, 2, 3, 4])), Some(vec![0, 2, 3, 4]));
+    }
 
     #[test]
     fn ranges_and_single_cpus() {

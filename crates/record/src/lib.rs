@@ -1,6 +1,6 @@
 //! Recording scheduler traces straight from tracefs, without trace-cmd, into trace.dat files
 //! that `trace-cmd report` reads like its own; and reading back the context (topology,
-//! scheduler tunables, command, exit status) such recordings carry.
+//! scheduler tunables, command, exit status, the tasks' CPU affinity) such recordings carry.
 //!
 //! [`record`] touches only event-tracing files (event `enable` files, `buffer_size_kb`,
 //! `tracing_on`, `trace_clock` when asked, `per_cpu/cpuN/trace_pipe_raw`), so it works
@@ -8,6 +8,7 @@
 //! [`recorded_context`] reads the context of any trace.dat (`None` unless schedlens
 //! recorded it).
 
+mod affinity;
 mod context;
 mod cpulist;
 mod error;
@@ -20,7 +21,7 @@ mod state;
 mod tracefs;
 mod workload;
 
-pub use context::{CommandExit, RecordedContext, option_id, recorded_context};
+pub use context::{CommandExit, RecordedContext, TaskAffinity, option_id, recorded_context};
 pub use error::RecordError;
 pub use events::EventName;
 pub use machine::topology_from as sysfs_topology;

@@ -67,6 +67,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             Workload::System(_) => None,
         },
         exit: None,
+        affinity: Vec::new(),
     };
     let all_cpus = possible_cpus(guard.fs())?;
     let cpus = recorded_cpus(options.cpus.as_deref())?;
@@ -86,9 +87,10 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let ended = watch.run(&options.workload);
     guard.set("tracing_on", "0")?;
     let elapsed = started.elapsed();
-    let ended = ended?;
+    let (ended, affinity) = ended?;
     let results = readers.finish()?;
     context.exit = ended.exit;
+    context.affinity = affinity;
     output.add_metadata(guard.fs(), &cpus, &context)?;
     // The recording is kept even when tracefs could not be restored; the error follows.
     let restored = guard.restore();

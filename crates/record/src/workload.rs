@@ -4,7 +4,8 @@
 //! the whole recording so that it always ends through the restoring path; during a command
 //! they are passed on to it, and the recording ends when it exits.
 
-use crate::context::CommandExit;
+use crate::affinity::{AffinityWatch, every_task};
+use crate::context::{CommandExit, TaskAffinity};
 use crate::error::RecordError;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
@@ -71,11 +72,13 @@ impl Watch {
         })
     }
 
-    /// Runs the workload to its end.
-    pub fn run(&self, workload: &Workload) -> Result<Ended, RecordError> {
+    /// Runs the workload to its end; how it ended, and the CPU affinity of the tasks seen
+    /// meanwhile (the command's, or every task's at the start and the end).
+    pub fn run(&self, workload: &Workload) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
         match workload {
             Workload::Command { args, sleep } => self.run_command(spawn(args, *sleep)?),
             Workload::System(limit) => {
+                let mut affinity = every_task();
                 let happening = match limit {
                     Some(limit) => self.rx.recv_timeout(*limit).ok(),
                     None => self.rx.recv().ok(),
@@ -84,13 +87,15 @@ impl Watch {
                     Some(Happening::Signal(s)) => Some(s),
                     _ => None,
                 };
-                Ok(Ended { exit: None, signal })
+                affinity.extend(every_task());
+                Ok((Ended { exit: None, signal }, affinity))
             }
         }
     }
 
-    fn run_command(&self, mut child: Child) -> Result<Ended, RecordError> {
+    fn run_command(&self, mut child: Child) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
         let pid = child.id() as libc::pid_t;
+        let affinity = AffinityWatch::start(pid);
         let tx = self.tx.clone();
         std::thread::spawn(move || tx.send(Happening::Exited(child.wait())));
         let mut signal = None;
@@ -99,7 +104,7 @@ impl Watch {
                 Happening::Exited(status) => {
                     let status =
                         status.map_err(|source| RecordError::System { context: "waiting for the command", source })?;
-                    return Ok(Ended { exit: Some(exit_of(status)), signal });
+                    return Ok((Ended { exit: Some(exit_of(status)), signal }, affinity.finish()));
                 }
                 Happening::Signal(s) => {
                     signal = Some(s);
