@@ -309,7 +309,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The CPU-to-CPU matrix for up to 16 CPUs, else the busiest pairs.
+/// The CPU-to-CPU matrix when it fits in 80 columns, else the busiest pairs.
 fn write_migrations(out: &mut dyn Write, matrix: &[Vec<u64>]) -> Result<()> {
     let total: u64 = matrix.iter().flatten().sum();
     writeln!(out)?;
@@ -317,10 +317,13 @@ fn write_migrations(out: &mut dyn Write, matrix: &[Vec<u64>]) -> Result<()> {
     if total == 0 {
         return Ok(());
     }
-    if matrix.len() <= 16 {
-        writeln!(out, "from\\to {}", (0..matrix.len()).map(|c| format!("{c:>4}")).collect::<String>())?;
+    // Each column as wide as the largest count, and a space; the whole matrix when it
+    // fits in 80 columns.
+    let width = matrix.iter().flatten().max().map_or(1, |n| n.to_string().len()).max(3) + 1;
+    if 8 + width * matrix.len() <= 80 {
+        writeln!(out, "from\\to {}", (0..matrix.len()).map(|c| format!("{c:>width$}")).collect::<String>())?;
         for (from, row) in matrix.iter().enumerate() {
-            writeln!(out, "{from:>7} {}", row.iter().map(|n| format!("{n:>4}")).collect::<String>())?;
+            writeln!(out, "{from:>7} {}", row.iter().map(|n| format!("{n:>width$}")).collect::<String>())?;
         }
         return Ok(());
     }

@@ -699,9 +699,10 @@ fn explain(model: &Model, incident: &Incident, parts: &[Part], runs: &TaskRuns, 
         many => format!("{} CPUs", many.len()),
     };
     let span = incident.end.saturating_sub(incident.start).0;
+    // Parts that round to 0% are left out.
     let causes: Vec<String> = Cause::ALL
         .iter()
-        .filter(|&&c| incident.causes.get(c) > 0)
+        .filter(|&&c| incident.causes.get(c) * 200 >= incident.causes.total().max(1))
         .map(|&c| {
             format!(
                 "{} {:.0}%",
