@@ -1,7 +1,7 @@
 #!/bin/sh
 # record-fixtures.sh: re-record the real-trace fixtures of testdata/traces/.
 #
-# Usage (as root, on Linux with trace-cmd, hackbench (rt-tests), stress-ng, gcc):
+# Usage (as root, on Linux with trace-cmd, hackbench (rt-tests), stress-ng, gcc, python3):
 #   testdata/programs/record-fixtures.sh OUTDIR [NAME...]
 # With no NAME every fixture is recorded; NAME is a fixture name without
 # `.dat` (see the case list below). Each recording is short (a few seconds).
@@ -136,6 +136,13 @@ printf 'no newline' >$M; printf 'a\\n\\nb\\n\\n' >$M; printf 'z\\nx-1 [000] 1.5:
     scenario-forkexec-v7zstd)
         rec short $EV -q -o "$o" sh -c \
             'sleep 1; for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; ls / >/dev/null; sh -c "exit 3"; done' ;;
+    symbols-stack-v6) # full kallsyms, then trimmed by trim-v6-trace.py
+        # Events with kernel addresses shown as symbols (%pS call_site, %ps function, print's
+        # ip) and, with -T, a kernel_stack after every event.
+        rec full -e sched:sched_switch -e sched:sched_waking -e timer:timer_start \
+            -e workqueue:workqueue_queue_work -e kmem:kmalloc -e irq -T -q --file-version 6 \
+            -o "$work/full.dat" sh -c "sleep 0.2; echo phase-start >$M; ls / >/dev/null; echo phase-end >$M; sleep 0.1"
+        python3 "$here/trim-v6-trace.py" "$work/full.dat" "$o" >/dev/null ;;
     *)
         echo "unknown fixture $name" >&2
         return 1 ;;
@@ -146,9 +153,9 @@ if [ $# -eq 0 ]; then
     set -- hackbench-v6 hackbench-v7zstd hackbench-v7none lost-events-v7zstd \
         hackbench-mono-v7zstd hackbench-x86tsc-v7zstd hackbench-counter-v7zstd \
         instance-v7zstd instance-lost-v7zstd markers-v7zstd scenario-pinned-v7zstd scenario-barrier-v7zstd \
-        scenario-overload-v7zstd scenario-forkexec-v7zstd barrier-pinned-v7zstd barrier-pinned-record \
-        barrier-unpinned-v7zstd barrier-unpinned-record spin-pinned-record spin-unpinned-v7zstd \
-        spin-unpinned-record spin-overload-v7zstd spin-overload-record
+        scenario-overload-v7zstd scenario-forkexec-v7zstd symbols-stack-v6 barrier-pinned-v7zstd \
+        barrier-pinned-record barrier-unpinned-v7zstd barrier-unpinned-record spin-pinned-record \
+        spin-unpinned-v7zstd spin-unpinned-record spin-overload-v7zstd spin-overload-record
 fi
 for n in "$@"; do
     record "$n"

@@ -33,6 +33,11 @@ use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, Pid, WakeupKind};
 use std::collections::HashMap;
 
+/// `schedlens check`'s default for [`CheckRequest::min_lost`].
+pub const DEFAULT_MIN_LOST: Nanos = Nanos(250_000);
+/// `schedlens check`'s default for [`CheckRequest::min_overload`].
+pub const DEFAULT_MIN_OVERLOAD: Nanos = Nanos(4_000_000);
+
 /// What the checks look for.
 #[derive(Clone, Debug)]
 pub struct CheckRequest<'a> {
@@ -317,7 +322,7 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
 
 fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlacements {
     let mut counts = WakeupPlacements::default();
-    for wakeup in model.wakeups.iter() {
+    for wakeup in model.wakeups().iter() {
         let Some(time) = wakeup.waking.or_else(|| model.wakeup_enqueued(&wakeup)) else { continue };
         if wakeup.kind != WakeupKind::Wakeup
             || !request.window.contains(time)
@@ -348,7 +353,7 @@ fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlaceme
 /// `min_overload`. The moments after a barrier's release, or a kernel thread's brief
 /// preemption, do not make an overload.
 fn overloads(model: &Model, request: &CheckRequest<'_>, bins: &[lost::Bin]) -> Vec<Incident> {
-    let cpus = model.cpu_count;
+    let cpus = model.cpu_count();
     let hot = |i: usize| bins.get(i).is_some_and(|b| b.overloaded * 4 >= 3 * lost::BIN);
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for i in (0..bins.len()).filter(|&i| hot(i)) {
@@ -402,9 +407,9 @@ impl Incident {
 }
 
 fn migration_matrix(model: &Model, window: Window) -> Vec<Vec<u64>> {
-    let n = model.cpus.len();
+    let n = model.cpus().len();
     let mut matrix = vec![vec![0u64; n]; n];
-    for migration in model.migrations.iter().filter(|m| window.contains(m.time)) {
+    for migration in model.migrations().iter().filter(|m| window.contains(m.time)) {
         if let Some(row) = matrix.get_mut(migration.from.index()) {
             if let Some(cell) = row.get_mut(migration.to.index()) {
                 *cell += 1;

@@ -67,8 +67,8 @@ struct CpuChanges<'m> {
 impl<'m> CpuChanges<'m> {
     /// The CPU's changes from `from` on, and the contribution of everything before it.
     fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
-        let queue = &model.cpus[cpu].queue;
-        let piece = queue.start.partition_point(|&t| t < from);
+        let queue = &model.cpus()[cpu].queue();
+        let piece = queue.first_starting_at_or_after(from);
         let every_task = accepted.iter().skip(1).all(|&a| a);
         let mut changes = CpuChanges {
             model,
@@ -81,18 +81,20 @@ impl<'m> CpuChanges<'m> {
             ends: BinaryHeap::new(),
         };
         // Pieces begun before `from` and not over by then are waiting at `from`.
-        let open: Vec<Reverse<Nanos>> =
-            (0..piece).filter(|&i| queue.end[i] >= from && changes.counts(i)).map(|i| Reverse(queue.end[i])).collect();
+        let open: Vec<Reverse<Nanos>> = (0..piece)
+            .filter(|&i| queue.end_of(i) >= from && changes.counts(i))
+            .map(|i| Reverse(queue.end_of(i)))
+            .collect();
         changes.ends = BinaryHeap::from(open);
         let mut before = Delta { waiting: changes.ends.len() as i32, ..Delta::default() };
         // Segments are in time order and do not overlap: the first one not over before
         // `from` is either under way then or still to come.
-        let segments = &model.cpus[cpu].segments;
-        changes.segment = segments.end.partition_point(|&e| e < from);
-        changes.at_segment_end = changes.segment < segments.len() && segments.start[changes.segment] < from;
+        let segments = &model.cpus()[cpu].segments();
+        changes.segment = segments.first_ending_at_or_after(from);
+        changes.at_segment_end = changes.segment < segments.len() && segments.start(changes.segment) < from;
         if changes.at_segment_end {
             before.known += 1;
-            let task = segments.task[changes.segment];
+            let task = segments.task(changes.segment);
             if task == TaskId::IDLE {
                 before.idle += 1;
             } else if accepted[task.index()] {
@@ -109,25 +111,25 @@ impl<'m> CpuChanges<'m> {
         if self.every_task {
             return true;
         }
-        let wait = self.model.cpus[self.cpu].queue.wait[index] as usize;
-        self.accepted[self.model.waits.task[wait].index()]
+        let wait = self.model.cpus()[self.cpu].queue().wait(index) as usize;
+        self.accepted[self.model.waits().task(wait).index()]
     }
 
     #[inline]
     fn next_segment_time(&self) -> Option<Nanos> {
-        let segments = &self.model.cpus[self.cpu].segments;
+        let segments = &self.model.cpus()[self.cpu].segments();
         (self.segment < segments.len())
-            .then(|| if self.at_segment_end { segments.end[self.segment] } else { segments.start[self.segment] })
+            .then(|| if self.at_segment_end { segments.end(self.segment) } else { segments.start(self.segment) })
     }
 
     /// The start of the next accepted piece, skipping the others.
     #[inline]
     fn next_piece_start(&mut self) -> Option<Nanos> {
-        let queue = &self.model.cpus[self.cpu].queue;
+        let queue = &self.model.cpus()[self.cpu].queue();
         while self.piece < queue.len() && !self.counts(self.piece) {
             self.piece += 1;
         }
-        queue.start.get(self.piece).copied()
+        (self.piece < queue.len()).then(|| queue.start(self.piece))
     }
 
     /// The time of the next change, if any.
@@ -141,8 +143,8 @@ impl<'m> CpuChanges<'m> {
     fn take(&mut self, time: Nanos) -> Delta {
         let mut delta = Delta::default();
         while self.next_segment_time() == Some(time) {
-            let segments = &self.model.cpus[self.cpu].segments;
-            let task = segments.task[self.segment];
+            let segments = &self.model.cpus()[self.cpu].segments();
+            let task = segments.task(self.segment);
             let sign = if self.at_segment_end { -1 } else { 1 };
             delta.known += sign;
             if task == TaskId::IDLE {
@@ -157,7 +159,7 @@ impl<'m> CpuChanges<'m> {
         }
         while self.next_piece_start() == Some(time) {
             delta.waiting += 1;
-            self.ends.push(Reverse(self.model.cpus[self.cpu].queue.end[self.piece]));
+            self.ends.push(Reverse(self.model.cpus()[self.cpu].queue().end_of(self.piece)));
             self.piece += 1;
         }
         while self.ends.peek() == Some(&Reverse(time)) {
@@ -245,7 +247,7 @@ fn in_parts<V: Visitor + Send>(
 }
 
 fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
-    (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect()
+    model.tasks().ids().map(|task| filter.accepts(model, task)).collect()
 }
 
 /// What the sweep loop reports to; `PER_CPU` visitors also get each CPU's changes.
@@ -293,10 +295,10 @@ impl<V: CpuSweepVisitor> Visitor for PerCpu<V> {
 
 fn sweep_accepted<V: Visitor>(model: &Model, window: Window, accepted: &[bool], visitor: &mut V) {
     let mut state = Occupancy::default();
-    let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus.len());
+    let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus().len());
     // Each CPU's own counts, kept for visitors that follow CPUs.
     let mut own: Vec<Occupancy> = Vec::new();
-    for cpu in 0..model.cpus.len() {
+    for cpu in 0..model.cpus().len() {
         let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
         before.apply(&mut state);
         if V::PER_CPU {
@@ -469,7 +471,7 @@ pub fn cpu_queue_length(
     mut visit: impl FnMut(Nanos, Nanos, u32),
 ) {
     let accepted = accepted_tasks(model, filter);
-    let Some(_) = model.cpus.get(cpu.index()) else { return };
+    let Some(_) = model.cpus().get(cpu.index()) else { return };
     let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
     let mut state = Occupancy::default();
     before.apply(&mut state);

@@ -106,11 +106,11 @@ struct Accounts<'m> {
 
 impl<'m> Accounts<'m> {
     fn new(model: &'m Model) -> Self {
-        Accounts { model, by_task: vec![Vec::new(); model.tasks.len()] }
+        Accounts { model, by_task: vec![Vec::new(); model.tasks().len()] }
     }
 
     fn of(&mut self, task: TaskId, time: Nanos) -> &mut Acc {
-        let comm = self.model.tasks.get(task).comm_at(time);
+        let comm = self.model.tasks().get(task).comm_at(time);
         let names = &mut self.by_task[task.index()];
         let index = match names.iter().position(|(c, _)| *c == comm) {
             Some(i) => i,
@@ -125,12 +125,11 @@ impl<'m> Accounts<'m> {
 
 /// Computes the statistics of `window` for the tasks `filter` accepts.
 pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Grouping) -> Stats {
-    let accepted: Vec<bool> = (0..model.tasks.len()).map(|i| filter.accepts(model, TaskId(i as u32))).collect();
+    let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
     let mut accounts = Accounts::new(model);
-    for timeline in &model.cpus {
-        let segments = &timeline.segments;
-        for i in segments.overlapping(window.start, window.end) {
-            let segment = segments.get(i);
+    for timeline in model.cpus() {
+        let segments = &timeline.segments();
+        for segment in segments.iter_range(segments.overlapping(window.start, window.end)) {
             if !accepted[segment.task.index()] {
                 continue;
             }
@@ -144,7 +143,9 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Gro
             }
         }
     }
-    for wait in model.waits.iter().filter(|w| accepted[w.task.index()]) {
+    // A timeline's model has no waits or migrations: its statistics are of runs only.
+    let waits = model.detail().waits().then(|| model.waits());
+    for wait in waits.into_iter().flat_map(|w| w.iter()).filter(|w| accepted[w.task.index()]) {
         let waited = window.overlap(wait.start, wait.end).0;
         if waited > 0 {
             let acc = accounts.of(wait.task, wait.start);
@@ -152,7 +153,9 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Gro
             acc.max_wait_ns = acc.max_wait_ns.max(waited);
         }
     }
-    for migration in model.migrations.iter().filter(|m| accepted[m.task.index()] && window.contains(m.time)) {
+    let migrations = model.detail().migrations().then(|| model.migrations());
+    let migrations = migrations.into_iter().flat_map(|m| m.iter());
+    for migration in migrations.filter(|m| accepted[m.task.index()] && window.contains(m.time)) {
         accounts.of(migration.task, migration.time).migrations += 1;
     }
     Stats { window, rows: rows(model, accounts, grouping), cpus: cpu_rows(model, window) }
@@ -162,12 +165,12 @@ fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
     let mut rows = Vec::new();
     match grouping {
         Grouping::Task => {
-            for (index, names) in accounts.by_task.iter().enumerate() {
+            for (id, names) in model.tasks().ids().zip(&accounts.by_task) {
                 let mut total = Acc::default();
                 names.iter().for_each(|(_, acc)| total.merge(acc));
                 if total.is_active() {
-                    let task = model.tasks.get(TaskId(index as u32));
-                    rows.push(row(model.comms.name(task.last_comm()).to_string(), Some(task.pid), 1, &total));
+                    let task = model.tasks().get(id);
+                    rows.push(row(model.comms().name(task.last_comm()).to_string(), Some(task.pid), 1, &total));
                 }
             }
         }
@@ -175,7 +178,7 @@ fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
             let mut by_comm: BTreeMap<&str, (Acc, u32)> = BTreeMap::new();
             for names in &accounts.by_task {
                 for (comm, acc) in names.iter().filter(|(_, acc)| acc.is_active()) {
-                    let entry = by_comm.entry(model.comms.name(*comm)).or_default();
+                    let entry = by_comm.entry(model.comms().name(*comm)).or_default();
                     entry.0.merge(acc);
                     entry.1 += 1;
                 }
@@ -204,19 +207,18 @@ fn row(comm: String, pid: Option<Pid>, pids: u32, acc: &Acc) -> Row {
 
 fn cpu_rows(model: &Model, window: Window) -> Vec<CpuRow> {
     model
-        .cpus
+        .cpus()
         .iter()
         .map(|timeline| {
             let (mut busy, mut idle) = (0u64, 0u64);
-            let segments = &timeline.segments;
-            for i in segments.overlapping(window.start, window.end) {
-                let segment = segments.get(i);
+            let segments = &timeline.segments();
+            for segment in segments.iter_range(segments.overlapping(window.start, window.end)) {
                 let time = window.overlap(segment.start, segment.end).0;
                 if segment.task == TaskId::IDLE { idle += time } else { busy += time }
             }
-            let waiting = union_length(timeline.queue.start.iter().zip(&timeline.queue.end), window);
+            let waiting = union_length(timeline.queue().iter().map(|p| (p.start, p.end)), window);
             CpuRow {
-                cpu: timeline.cpu,
+                cpu: timeline.cpu(),
                 busy_ns: busy,
                 idle_ns: idle,
                 uncertain_ns: window.len().0.saturating_sub(busy + idle),
@@ -227,10 +229,10 @@ fn cpu_rows(model: &Model, window: Window) -> Vec<CpuRow> {
 }
 
 /// Length of the union of intervals (sorted by start) inside the window.
-pub fn union_length<'a>(intervals: impl Iterator<Item = (&'a Nanos, &'a Nanos)>, window: Window) -> u64 {
+pub fn union_length(intervals: impl Iterator<Item = (Nanos, Nanos)>, window: Window) -> u64 {
     let mut total = 0u64;
     let mut covered_until = window.start;
-    for (&start, &end) in intervals {
+    for (start, end) in intervals {
         let (start, end) = window.clip(start.max(covered_until), end);
         if end > start {
             total += end.saturating_sub(start).0;

@@ -73,9 +73,9 @@ impl WindowRequest {
                 return Err(WindowError::Empty { min, max });
             }
         }
-        let origin = if self.after_sleep { model.after_sleep()? } else { model.start };
+        let origin = if self.after_sleep { model.after_sleep()? } else { model.start() };
         let start = self.min_s.map_or(origin, |s| origin + Nanos::from_secs_f64(s));
-        let end = self.max_s.map_or(Nanos(model.end.0 + 1), |s| origin + Nanos::from_secs_f64(s));
+        let end = self.max_s.map_or(Nanos(model.end().0 + 1), |s| origin + Nanos::from_secs_f64(s));
         Ok((Window::new(start, end), origin))
     }
 }
@@ -87,6 +87,8 @@ pub struct TaskFilter {
     pub forked_only: bool,
     /// Only tasks that were ever named with this prefix (`running-waiting --target`).
     pub command_prefix: Option<String>,
+    /// Only this task and the tasks it forked, directly or not (a command's process tree).
+    pub descendants_of: Option<TaskId>,
 }
 
 impl TaskFilter {
@@ -94,11 +96,27 @@ impl TaskFilter {
         if task == TaskId::IDLE {
             return false;
         }
-        let info = model.tasks.get(task);
+        let info = model.tasks().get(task);
         let named =
-            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms.name(comm).starts_with(prefix.as_str()));
-        (!self.forked_only || info.forked) && self.command_prefix.as_ref().is_none_or(named)
+            |prefix: &String| info.comms.iter().any(|&(_, comm)| model.comms().name(comm).starts_with(prefix.as_str()));
+        (!self.forked_only || info.forked)
+            && self.command_prefix.as_ref().is_none_or(named)
+            && self.descendants_of.is_none_or(|root| descends_from(model, task, root))
     }
+}
+
+/// Whether `task` is `ancestor` or was forked by it, directly or not.
+pub fn descends_from(model: &Model, mut task: TaskId, ancestor: TaskId) -> bool {
+    for _ in 0..model.tasks().len() {
+        if task == ancestor {
+            return true;
+        }
+        match model.tasks().get(task).parent {
+            Some(parent) => task = parent,
+            None => return false,
+        }
+    }
+    false
 }
 
 #[cfg(test)]

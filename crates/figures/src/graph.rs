@@ -5,12 +5,13 @@
 //! run, run time, context switches and pids in the window.
 
 use crate::axis::{TimeAxis, seconds};
+use crate::markers;
 use crate::palette::{Rgb, color_of_name};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use crate::timeline::{self, Coloring, TimelineRequest};
 use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, Topology};
+use model::{Cpu, Marker, Model, Nanos, Topology};
 use render::{Anchor, Point, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
 use std::collections::BTreeMap;
 
@@ -59,6 +60,8 @@ pub struct GraphRequest<'a> {
     pub size: PlotSize,
     /// Timeline columns per CSS pixel: the PNG's scale, 1 for vector output.
     pub columns_per_px: f32,
+    /// Trace markers to draw as labelled vertical lines (those in the window show).
+    pub markers: &'a [Marker],
 }
 
 /// Most commands listed in the `--color-by-command` legend; the rest are summed up.
@@ -74,9 +77,12 @@ pub fn graph(model: &Model, request: &GraphRequest<'_>) -> Scene {
     draw_rows_axis(request.rows, &layout, &mut scene);
     draw_sockets(request.rows, &layout, &mut scene);
     let axis = TimeAxis { start_s: seconds(request.window.start, request.origin), span_s: request.span.0 as f64 / 1e9 };
+    let (plot, origin, window) = (&layout.plot, request.origin, request.window);
+    let drawn = markers::draw(&mut scene, plot, plot.bottom(), &axis, origin, window, request.markers);
     let mut y = axis.draw(&layout.plot, &mut scene);
     mark_end_of_data(request, &axis, &layout, &mut scene);
-    y = style::notes(&mut scene, layout.plot.x, y, &[key(model, request)]);
+    let notes: Vec<String> = [Some(key(model, request)), drawn.note()].into_iter().flatten().collect();
+    y = style::notes(&mut scene, layout.plot.x, y, &notes);
     if *request.coloring == Coloring::ByCommand {
         y = command_legend(model, request, &layout, &mut scene, y);
     }
@@ -99,7 +105,7 @@ impl Layout {
         let row_height = if wanted / rows >= 1.0 { (wanted / rows).floor() } else { wanted / rows };
         let widest_label = request.rows.iter().map(|r| text_width(&r.cpu.0.to_string(), SMALL)).fold(0.0, f32::max);
         let left = MARGIN + LABEL + 8.0 + widest_label + TICK + 3.0;
-        let top = MARGIN + style::TITLE + 12.0;
+        let top = MARGIN + style::TITLE + 12.0 + markers::band_height(request.markers, request.window);
         let has_sockets = request.rows.iter().any(|r| r.socket.is_some());
         let right_margin = MARGIN + if has_sockets { text_width("S00", SMALL) + 6.0 } else { 0.0 };
         let plot = Rect::new(left, top, request.size.width.max(10.0), row_height * rows);
@@ -219,8 +225,8 @@ fn any_unknown_time(model: &Model, request: &GraphRequest<'_>) -> bool {
     request
         .rows
         .iter()
-        .filter_map(|r| model.cpus.get(r.cpu.index()))
-        .any(|cpu| cpu.uncertain.iter().any(|&(start, end)| start < window.end && end > window.start))
+        .filter_map(|r| model.cpus().get(r.cpu.index()))
+        .any(|cpu| cpu.uncertain().iter().any(|&(start, end)| start < window.end && end > window.start))
 }
 
 /// The paper's Figure 9 legend: per command, colored as in the plot, in decreasing run time.

@@ -3,10 +3,13 @@
 //! scenes (the `render` crate draws them as SVG, PNG or PDF).
 
 pub mod axis;
+pub mod difference_bars;
 pub mod graph;
+pub mod markers;
 pub mod migration_map;
 pub mod palette;
 pub mod running_waiting;
 pub mod running_waiting_plot;
+pub mod sorted_times;
 mod style;
 pub mod timeline;

@@ -7,11 +7,12 @@
 
 use crate::axis::{TimeAxis, nice_step, seconds};
 use crate::graph::{PlotSize, RowSpec};
+use crate::markers;
 use crate::running_waiting::{Column, Extent, RunningWaiting, columns, queue_length_rows};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use analysis::occupancy::IdleWhileWaiting;
 use analysis::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos};
+use model::{Cpu, Marker, Model, Nanos};
 use render::{Anchor, Point, Polyline, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
 
 pub const RUNNING: Rgba = Rgba::rgb(20, 150, 40);
@@ -34,6 +35,8 @@ pub struct RunningWaitingRequest<'a> {
     pub size: PlotSize,
     /// Plot columns per CSS pixel: the PNG's scale, 1 for vector output.
     pub columns_per_px: f32,
+    /// Trace markers to draw as labelled vertical lines (those in the window show).
+    pub markers: &'a [Marker],
 }
 
 /// Lays out the figure; also returns the time a task waited while a core idled.
@@ -42,7 +45,7 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
     let layout = Layout::new(request);
     let count = (layout.data_width * columns_per_px).round().max(1.0) as u32;
     let RunningWaiting { columns: data, idle_while_waiting } = columns(model, request.window, count, request.filter);
-    let cores = model.cpu_count;
+    let cores = model.cpu_count();
     let top_value = data.iter().map(|c| c.total.max).max().unwrap_or(0).max(cores).max(1);
     let y_max = f64::from(top_value) * 1.1;
     let y_of = |value: u32| layout.plot.bottom() - (f64::from(value) / y_max) as f32 * layout.plot.h;
@@ -61,6 +64,8 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
     let strips_bottom = draw_heat_strips(model, request, &layout, count, &mut scene);
     let axis_plot = Rect::from_edges(layout.plot.x, layout.plot.y, layout.plot.right(), strips_bottom);
     let axis = TimeAxis { start_s: seconds(request.window.start, request.origin), span_s: request.span.0 as f64 / 1e9 };
+    let (origin, window) = (request.origin, request.window);
+    let drawn = markers::draw(&mut scene, &layout.plot, strips_bottom, &axis, origin, window, request.markers);
     let mut y = axis.draw(&axis_plot, &mut scene);
     if request.window.len() < request.span {
         let x = layout.plot.x + layout.data_width;
@@ -68,7 +73,8 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
         scene.push(style::line(Point::new(x, layout.plot.y), Point::new(x, strips_bottom), dashed));
     }
     y = draw_key(&mut scene, layout.plot.x, y, cores);
-    y = style::notes(&mut scene, layout.plot.x, y, &[summary(request, idle_while_waiting)]);
+    let notes: Vec<String> = [Some(summary(request, idle_while_waiting)), drawn.note()].into_iter().flatten().collect();
+    y = style::notes(&mut scene, layout.plot.x, y, &notes);
     if !request.per_cpu.is_empty() {
         y = heat_key(&mut scene, layout.plot.x, y);
     }
@@ -87,7 +93,7 @@ impl Layout {
     fn new(request: &RunningWaitingRequest<'_>) -> Layout {
         let label_width = request.per_cpu.iter().map(|r| text_width(&r.cpu.0.to_string(), SMALL)).fold(0.0, f32::max);
         let left = MARGIN + LABEL + 8.0 + label_width.max(text_width("000", SMALL)) + TICK + 3.0;
-        let top = MARGIN + style::TITLE + 12.0;
+        let top = MARGIN + style::TITLE + 12.0 + markers::band_height(request.markers, request.window);
         let plot = Rect::new(left, top, request.size.width.max(10.0), request.size.height.unwrap_or(320.0).max(10.0));
         let share = request.window.len().0 as f64 / request.span.0.max(1) as f64;
         let strips = request.per_cpu.len().max(1) as f32;

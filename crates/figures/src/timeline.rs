@@ -6,7 +6,7 @@
 
 use crate::palette::{Rgb, color_of, color_of_name};
 use analysis::{TaskFilter, Window};
-use model::{Cpu, Model, Segment, TaskId};
+use model::{Cpu, Model, Nanos, Segment, TaskId};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -71,7 +71,7 @@ pub fn segment_color(model: &Model, segment: &Segment, filter: &TaskFilter, colo
     if segment.task == TaskId::IDLE || !filter.accepts(model, segment.task) {
         return None;
     }
-    let pid = model.tasks.get(segment.task).pid.0 as u64;
+    let pid = model.tasks().get(segment.task).pid.0 as u64;
     Some(match coloring {
         Coloring::ByPid => color_of(pid),
         Coloring::Target(prefix) if model.comm_at(segment.task, segment.start).starts_with(prefix.as_str()) => {
@@ -83,42 +83,43 @@ pub fn segment_color(model: &Model, segment: &Segment, filter: &TaskFilter, colo
 }
 
 /// Segment colors with a per-task cache: a task's color only changes with its name, so
-/// a task that kept one name is looked up once.
+/// the color of the name it had is remembered with the stretch of time it had it.
 struct Painter<'a> {
     model: &'a Model,
     filter: &'a TaskFilter,
     coloring: &'a Coloring,
-    /// Per task: not yet known, or its color (`None`: background).
-    cache: Vec<Option<Option<Rgb>>>,
+    /// Per task: the last color looked up (`None`: background) and the time its name held.
+    cache: Vec<Option<(Nanos, Nanos, Option<Rgb>)>>,
 }
 
 impl<'a> Painter<'a> {
     fn new(model: &'a Model, filter: &'a TaskFilter, coloring: &'a Coloring) -> Painter<'a> {
-        Painter { model, filter, coloring, cache: vec![None; model.tasks.len()] }
+        Painter { model, filter, coloring, cache: vec![None; model.tasks().len()] }
     }
 
     fn color(&mut self, segment: &Segment) -> Option<Rgb> {
         let index = segment.task.index();
-        if let Some(Some(known)) = self.cache.get(index) {
-            return *known;
+        if let Some(Some((from, until, color))) = self.cache.get(index) {
+            if (*from..*until).contains(&segment.start) {
+                return *color;
+            }
         }
         let color = segment_color(self.model, segment, self.filter, self.coloring);
-        let one_name = segment.task == TaskId::IDLE || self.model.tasks.get(segment.task).comms.len() == 1;
-        if one_name && let Some(slot) = self.cache.get_mut(index) {
-            *slot = Some(color);
+        let (from, until) = self.model.tasks().get(segment.task).comm_span_at(segment.start);
+        if let Some(slot) = self.cache.get_mut(index) {
+            *slot = Some((from, until, color));
         }
         color
     }
 }
 
 fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>, painter: &mut Painter<'_>) -> Vec<Span> {
-    let Some(timeline) = model.cpus.get(cpu.index()) else { return Vec::new() };
+    let Some(timeline) = model.cpus().get(cpu.index()) else { return Vec::new() };
     let mut columns = Columns::new(request.window, request.columns);
-    let segments = &timeline.segments;
+    let segments = &timeline.segments();
     let mut uncertain =
-        timeline.uncertain.iter().filter(|&&(s, e)| e > request.window.start && s < request.window.end).peekable();
-    for index in segments.overlapping(request.window.start, request.window.end) {
-        let segment = segments.get(index);
+        timeline.uncertain().iter().filter(|&&(s, e)| e > request.window.start && s < request.window.end).peekable();
+    for segment in segments.iter_range(segments.overlapping(request.window.start, request.window.end)) {
         while let Some(&&(start, end)) = uncertain.peek().filter(|(start, _)| *start <= segment.start) {
             columns.add(start.0, end.0, Some(Rgb::UNKNOWN));
             uncertain.next();

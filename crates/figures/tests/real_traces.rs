@@ -12,7 +12,7 @@ use tracedat::Trace;
 fn model(name: &str) -> Model {
     let path = format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"));
     let trace = Trace::open(&path).unwrap();
-    Model::build(&trace, &mut |_| {}).unwrap().0
+    Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap().0
 }
 
 /// The workload's columns: after the initial sleep, 1000 columns.
@@ -24,7 +24,7 @@ fn workload_columns(model: &Model, filter: &TaskFilter) -> Vec<Column> {
 #[test]
 fn more_busy_threads_than_cores_puts_red_above_the_core_count() {
     let model = model("scenario-overload-v7zstd.dat");
-    let cores = model.cpu_count;
+    let cores = model.cpu_count();
     let data = workload_columns(&model, &TaskFilter::default());
     // Whole columns (lowest value included) with more runnable tasks than cores.
     let overloaded = data.iter().filter(|c| c.total.min > cores).count();

@@ -1,13 +1,86 @@
 //! The scheduler events the model understands, decoded from raw trace events by field
 //! names resolved once per file. Fields that a kernel lacks (e.g. `success` on recent
-//! kernels) are simply absent; an event missing a field the model needs is skipped and
-//! counted, never guessed.
+//! kernels) are simply absent; an event whose record is too short for a field the model
+//! needs is [`Sched::Unreadable`]: skipped and counted, never guessed.
 
 use tracedat::format::EventFormat;
 use tracedat::{Cpu, Event, FieldRef, Formats, Nanos, Pid};
 
 /// A scheduler event, with borrowed names.
 pub type SchedEvent<'a> = Sched<&'a [u8]>;
+
+/// A scheduler event as decoded from a record, names as the record holds them.
+pub type RawEvent<'a> = Sched<RawName<'a>>;
+
+/// A name as a record holds it: at most 16 bytes (every comm) packed into an integer,
+/// zero-padded (names hold no NUL, so no two share a number; 0 is the empty name), or
+/// the bytes of a longer one (exec file names).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RawName<'a> {
+    Packed(u128),
+    /// A 16-byte char array as stored, not yet cut at its first NUL (a kernel may leave
+    /// junk after it): [`RawName::packed`] gives the name.
+    Array(u128),
+    Long(&'a [u8]),
+}
+
+impl<'a> RawName<'a> {
+    /// The name of `bytes`, cut at the first NUL.
+    pub fn of(bytes: &'a [u8]) -> RawName<'a> {
+        let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+        match bytes.len() {
+            0..=16 => {
+                let mut packed = [0u8; 16];
+                packed[..bytes.len()].copy_from_slice(bytes);
+                RawName::Packed(u128::from_le_bytes(packed))
+            }
+            _ => RawName::Long(bytes),
+        }
+    }
+
+    /// A 16-byte char array, read in one go.
+    #[inline]
+    fn of_array(bytes: [u8; 16]) -> RawName<'static> {
+        RawName::Array(u128::from_le_bytes(bytes))
+    }
+
+    /// The name packed and cut at its first NUL (`None` for a long name).
+    pub fn word(self) -> Option<u128> {
+        const ONES: u128 = u128::MAX / 255;
+        const HIGHS: u128 = ONES << 7;
+        match self {
+            RawName::Packed(word) => Some(word),
+            RawName::Array(word) => {
+                // The lowest byte flagged here is the first zero byte (borrows only reach up).
+                let zero_bytes = word.wrapping_sub(ONES) & !word & HIGHS;
+                let kept = zero_bytes.trailing_zeros() / 8 * 8;
+                Some(if zero_bytes == 0 { word } else { word & ((1u128 << kept) - 1) })
+            }
+            RawName::Long(_) => None,
+        }
+    }
+
+    /// The same name, cut at its first NUL.
+    pub fn packed(self) -> RawName<'a> {
+        self.word().map_or(self, RawName::Packed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.word() == Some(0)
+    }
+
+    /// The name's bytes.
+    pub fn to_bytes(self) -> Vec<u8> {
+        match (self.word(), self) {
+            (Some(word), _) => {
+                let bytes = word.to_le_bytes();
+                bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(16)].to_vec()
+            }
+            (None, RawName::Long(bytes)) => bytes.to_vec(),
+            (None, _) => Vec::new(),
+        }
+    }
+}
 
 /// A scheduler event whose names (comms, exec file names) are of type `N`: borrowed
 /// slices, or references into a batch when events travel between threads.
@@ -63,6 +136,8 @@ pub enum Sched<N> {
     },
     /// Any other event: it still shows which task was running on its CPU.
     Other,
+    /// A scheduler event whose record lacks a field the model needs (a damaged record).
+    Unreadable,
 }
 
 impl<N: Copy> Sched<N> {
@@ -87,6 +162,7 @@ impl<N: Copy> Sched<N> {
             Sched::Exit { pid, comm } => Sched::Exit { pid, comm: f(comm) },
             Sched::Free { pid } => Sched::Free { pid },
             Sched::Other => Sched::Other,
+            Sched::Unreadable => Sched::Unreadable,
         }
     }
 }
@@ -122,13 +198,14 @@ impl TextField {
     }
 
     #[inline]
-    fn read<'a>(&self, event: &Event<'a>) -> &'a [u8] {
+    fn read<'a>(&self, event: &Event<'a>) -> RawName<'a> {
         match self {
-            TextField::Inline { offset, size } => {
-                let bytes = event.data.get(*offset..offset + size).unwrap_or(b"");
-                &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())]
-            }
-            TextField::Other(field) => event.read_str(field).unwrap_or(b""),
+            &TextField::Inline { offset, size: 16 } => match event.data.get(offset..offset + 16) {
+                Some(bytes) => RawName::of_array(bytes.try_into().expect("16 bytes")),
+                None => RawName::Packed(0),
+            },
+            &TextField::Inline { offset, size } => RawName::of(event.data.get(offset..offset + size).unwrap_or(b"")),
+            TextField::Other(field) => RawName::of(event.read_str(field).unwrap_or(b"")),
         }
     }
 }
@@ -136,13 +213,160 @@ impl TextField {
 /// Which fields of which event the decoder reads.
 #[derive(Clone, Debug)]
 enum Decoder {
-    Switch { prev_pid: FieldRef, prev_comm: TextField, prev_state: FieldRef, next_pid: FieldRef, next_comm: TextField },
-    Wake { kind: WakeKind, pid: FieldRef, comm: TextField, target_cpu: Option<FieldRef>, success: Option<FieldRef> },
-    Migrate { pid: FieldRef, comm: TextField, orig_cpu: FieldRef, dest_cpu: FieldRef },
-    Fork { parent_pid: FieldRef, parent_comm: TextField, child_pid: FieldRef, child_comm: TextField },
-    Exec { pid: FieldRef, filename: TextField },
-    Exit { pid: FieldRef, comm: TextField },
-    Free { pid: FieldRef },
+    Switch {
+        prev_pid: FieldRef,
+        prev_comm: TextField,
+        prev_state: FieldRef,
+        next_pid: FieldRef,
+        next_comm: TextField,
+        layout: Option<SwitchLayout>,
+    },
+    Wake {
+        kind: WakeKind,
+        pid: FieldRef,
+        comm: TextField,
+        target_cpu: Option<FieldRef>,
+        success: Option<FieldRef>,
+        layout: Option<WakeLayout>,
+    },
+    Migrate {
+        pid: FieldRef,
+        comm: TextField,
+        orig_cpu: FieldRef,
+        dest_cpu: FieldRef,
+    },
+    Fork {
+        parent_pid: FieldRef,
+        parent_comm: TextField,
+        child_pid: FieldRef,
+        child_comm: TextField,
+    },
+    Exec {
+        pid: FieldRef,
+        filename: TextField,
+    },
+    Exit {
+        pid: FieldRef,
+        comm: TextField,
+    },
+    Free {
+        pid: FieldRef,
+    },
+}
+
+/// `sched_switch` as every kernel lays it out (16-byte comms, 4-byte pids, a 4- or
+/// 8-byte state): read with one length check, for the most frequent event.
+#[derive(Copy, Clone, Debug)]
+struct SwitchLayout {
+    prev_comm: usize,
+    prev_pid: usize,
+    prev_state: usize,
+    long_state: bool,
+    next_comm: usize,
+    next_pid: usize,
+    len: usize,
+}
+
+impl SwitchLayout {
+    fn of(
+        prev_pid: FieldRef,
+        prev_comm: &TextField,
+        prev_state: FieldRef,
+        next_pid: FieldRef,
+        next_comm: &TextField,
+    ) -> Option<SwitchLayout> {
+        let (&TextField::Inline { offset: prev_comm, size: 16 }, &TextField::Inline { offset: next_comm, size: 16 }) =
+            (prev_comm, next_comm)
+        else {
+            return None;
+        };
+        let pid_ok = |f: FieldRef| f.size == 4;
+        if !(pid_ok(prev_pid) && pid_ok(next_pid) && matches!(prev_state.size, 4 | 8) && prev_state.signed) {
+            return None;
+        }
+        let ends = [prev_comm + 16, next_comm + 16, prev_pid.offset as usize + 4, next_pid.offset as usize + 4];
+        let state_end = prev_state.offset as usize + usize::from(prev_state.size);
+        Some(SwitchLayout {
+            prev_comm,
+            prev_pid: prev_pid.offset as usize,
+            prev_state: prev_state.offset as usize,
+            long_state: prev_state.size == 8,
+            next_comm,
+            next_pid: next_pid.offset as usize,
+            len: ends.into_iter().fold(state_end, usize::max),
+        })
+    }
+
+    #[inline]
+    fn read<'a, N>(&self, data: &'a [u8], name: &mut impl FnMut(RawName<'a>) -> N) -> Option<Sched<N>> {
+        let data = data.get(..self.len)?;
+        let prev_state =
+            if self.long_state { le_i64(data, self.prev_state) } else { i64::from(le_i32(data, self.prev_state)) };
+        Some(Sched::Switch {
+            prev_pid: Pid(le_i32(data, self.prev_pid)),
+            prev_comm: name(comm_at(data, self.prev_comm)),
+            prev_state,
+            next_pid: Pid(le_i32(data, self.next_pid)),
+            next_comm: name(comm_at(data, self.next_comm)),
+        })
+    }
+}
+
+/// The wakeup events as recent kernels lay them out (16-byte comm, 4-byte pid and
+/// target CPU, no `success`).
+#[derive(Copy, Clone, Debug)]
+struct WakeLayout {
+    comm: usize,
+    pid: usize,
+    target_cpu: usize,
+    len: usize,
+}
+
+impl WakeLayout {
+    fn of(
+        pid: FieldRef,
+        comm: &TextField,
+        target_cpu: Option<FieldRef>,
+        success: Option<FieldRef>,
+    ) -> Option<WakeLayout> {
+        let (&TextField::Inline { offset: comm, size: 16 }, Some(target), None) = (comm, target_cpu, success) else {
+            return None;
+        };
+        (pid.size == 4 && target.size == 4).then(|| WakeLayout {
+            comm,
+            pid: pid.offset as usize,
+            target_cpu: target.offset as usize,
+            len: (comm + 16).max(pid.offset as usize + 4).max(target.offset as usize + 4),
+        })
+    }
+
+    #[inline]
+    fn read<'a, N>(&self, kind: WakeKind, data: &'a [u8], name: &mut impl FnMut(RawName<'a>) -> N) -> Option<Sched<N>> {
+        let data = data.get(..self.len)?;
+        let (pid, comm) = (Pid(le_i32(data, self.pid)), name(comm_at(data, self.comm)));
+        // A CPU number that does not fit is kept as one no trace has, for the model to count.
+        let target_cpu = Some(Cpu(u32::try_from(le_i32(data, self.target_cpu)).unwrap_or(u32::MAX)));
+        Some(match kind {
+            WakeKind::Waking => Sched::Waking { pid, comm, target_cpu },
+            WakeKind::Wakeup => Sched::Wakeup { pid, comm, target_cpu, success: None },
+            WakeKind::New => Sched::WakeupNew { pid, comm, target_cpu },
+        })
+    }
+}
+
+#[inline(always)]
+fn le_i32(data: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
+}
+
+#[inline(always)]
+fn le_i64(data: &[u8], at: usize) -> i64 {
+    i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[inline(always)]
+fn comm_at(data: &[u8], at: usize) -> RawName<'static> {
+    RawName::of_array(data[at..at + 16].try_into().expect("16 bytes"))
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -193,12 +417,18 @@ impl SchedDecoder {
         self.by_id.iter().flatten().any(|d| matches!(d, Decoder::Switch { .. }))
     }
 
+    /// Decodes `event`, its names as the record holds them.
+    pub fn decode<'a>(&self, event: &Event<'a>) -> RawEvent<'a> {
+        self.decode_named(event, &mut |name| name)
+    }
+
+    /// Decodes `event`, passing each name through `name` as it is read.
     #[inline]
-    pub fn decode<'a>(&self, event: &Event<'a>) -> SchedEvent<'a> {
+    pub fn decode_named<'a, N>(&self, event: &Event<'a>, name: &mut impl FnMut(RawName<'a>) -> N) -> Sched<N> {
         let Some(Some(decoder)) = self.by_id.get(event.id as usize) else {
-            return SchedEvent::Other;
+            return Sched::Other;
         };
-        decode_with(decoder, event).unwrap_or(SchedEvent::Other)
+        decode_with(decoder, event, name).unwrap_or(Sched::Unreadable)
     }
 }
 
@@ -221,22 +451,18 @@ fn resolve(kind: &str, format: &EventFormat) -> Option<Decoder> {
     let num = |name: &str| format.field(name).and_then(FieldRef::of);
     let text = |name: &str| format.field(name).map(TextField::new);
     let wake = |kind: WakeKind| {
-        Some(Decoder::Wake {
-            kind,
-            pid: num("pid")?,
-            comm: text("comm").unwrap_or(TextField::Inline { offset: 0, size: 0 }),
-            target_cpu: num("target_cpu"),
-            success: num("success"),
-        })
+        let (pid, comm) = (num("pid")?, text("comm").unwrap_or(TextField::Inline { offset: 0, size: 0 }));
+        let (target_cpu, success) = (num("target_cpu"), num("success"));
+        let layout = WakeLayout::of(pid, &comm, target_cpu, success);
+        Some(Decoder::Wake { kind, pid, comm, target_cpu, success, layout })
     };
     match kind {
-        "switch" => Some(Decoder::Switch {
-            prev_pid: num("prev_pid")?,
-            prev_comm: text("prev_comm")?,
-            prev_state: num("prev_state")?,
-            next_pid: num("next_pid")?,
-            next_comm: text("next_comm")?,
-        }),
+        "switch" => {
+            let (prev_pid, prev_comm, prev_state) = (num("prev_pid")?, text("prev_comm")?, num("prev_state")?);
+            let (next_pid, next_comm) = (num("next_pid")?, text("next_comm")?);
+            let layout = SwitchLayout::of(prev_pid, &prev_comm, prev_state, next_pid, &next_comm);
+            Some(Decoder::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm, layout })
+        }
         "waking" => wake(WakeKind::Waking),
         "wakeup" => wake(WakeKind::Wakeup),
         "wakeup_new" => wake(WakeKind::New),
@@ -259,42 +485,104 @@ fn resolve(kind: &str, format: &EventFormat) -> Option<Decoder> {
     }
 }
 
-fn decode_with<'a>(decoder: &Decoder, e: &Event<'a>) -> Option<SchedEvent<'a>> {
-    let pid = |f: FieldRef| e.read(f).map(|v| Pid(v as i32));
-    let cpu = |f: FieldRef| e.read(f).and_then(|v| u32::try_from(v).ok()).map(Cpu);
+/// Reads a number field of a record (little- or big-endian, sign-extended when signed).
+#[inline(always)]
+fn number(data: &[u8], field: FieldRef, little: bool) -> Option<i64> {
+    let at = field.offset as usize;
+    let raw = match field.size {
+        4 => {
+            let bytes: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+            u64::from(if little { u32::from_le_bytes(bytes) } else { u32::from_be_bytes(bytes) })
+        }
+        8 => {
+            let bytes: [u8; 8] = data.get(at..at + 8)?.try_into().ok()?;
+            if little { u64::from_le_bytes(bytes) } else { u64::from_be_bytes(bytes) }
+        }
+        2 => {
+            let bytes: [u8; 2] = data.get(at..at + 2)?.try_into().ok()?;
+            u64::from(if little { u16::from_le_bytes(bytes) } else { u16::from_be_bytes(bytes) })
+        }
+        1 => u64::from(*data.get(at)?),
+        _ => return None,
+    };
+    let shift = 64 - 8 * u32::from(field.size);
+    Some(if field.signed { ((raw << shift) as i64) >> shift } else { raw as i64 })
+}
+
+fn decode_with<'a, N>(decoder: &Decoder, e: &Event<'a>, name: &mut impl FnMut(RawName<'a>) -> N) -> Option<Sched<N>> {
+    let (data, little) = (e.data, e.endian == tracedat::Endian::Little);
+    match decoder {
+        Decoder::Switch { layout: Some(layout), .. } if little => return layout.read(data, name),
+        Decoder::Wake { kind, layout: Some(layout), .. } if little => return layout.read(*kind, data, name),
+        _ => {}
+    }
+    let pid = |f: FieldRef| number(data, f, little).map(|v| Pid(v as i32));
+    // A CPU number that does not fit is kept as one no trace has, for the model to count.
+    let cpu = |f: FieldRef| number(data, f, little).map(|v| Cpu(u32::try_from(v).unwrap_or(u32::MAX)));
     Some(match decoder {
-        Decoder::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => SchedEvent::Switch {
-            prev_pid: pid(*prev_pid)?,
-            prev_comm: prev_comm.read(e),
-            prev_state: e.read(*prev_state)?,
-            next_pid: pid(*next_pid)?,
-            next_comm: next_comm.read(e),
-        },
-        Decoder::Wake { kind, pid: p, comm, target_cpu, success } => {
-            let (pid, comm, target_cpu) = (pid(*p)?, comm.read(e), target_cpu.and_then(cpu));
-            match kind {
-                WakeKind::Waking => SchedEvent::Waking { pid, comm, target_cpu },
-                WakeKind::Wakeup => {
-                    let success = success.and_then(|s| e.read(s)).map(|v| v != 0);
-                    SchedEvent::Wakeup { pid, comm, target_cpu, success }
-                }
-                WakeKind::New => SchedEvent::WakeupNew { pid, comm, target_cpu },
+        Decoder::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm, .. } => {
+            let (prev_pid, prev_state, next_pid) =
+                (pid(*prev_pid)?, number(data, *prev_state, little)?, pid(*next_pid)?);
+            Sched::Switch {
+                prev_pid,
+                prev_comm: name(prev_comm.read(e)),
+                prev_state,
+                next_pid,
+                next_comm: name(next_comm.read(e)),
             }
         }
-        Decoder::Migrate { pid: p, comm, orig_cpu, dest_cpu } => SchedEvent::MigrateTask {
-            pid: pid(*p)?,
-            comm: comm.read(e),
-            orig_cpu: cpu(*orig_cpu)?,
-            dest_cpu: cpu(*dest_cpu)?,
-        },
-        Decoder::Fork { parent_pid, parent_comm, child_pid, child_comm } => SchedEvent::Fork {
-            parent_pid: pid(*parent_pid)?,
-            parent_comm: parent_comm.read(e),
-            child_pid: pid(*child_pid)?,
-            child_comm: child_comm.read(e),
-        },
-        Decoder::Exec { pid: p, filename } => SchedEvent::Exec { pid: pid(*p)?, filename: filename.read(e) },
-        Decoder::Exit { pid: p, comm } => SchedEvent::Exit { pid: pid(*p)?, comm: comm.read(e) },
-        Decoder::Free { pid: p } => SchedEvent::Free { pid: pid(*p)? },
+        Decoder::Wake { kind, pid: p, comm, target_cpu, success, .. } => {
+            let target_cpu = match target_cpu {
+                Some(field) => Some(cpu(*field)?),
+                None => None,
+            };
+            let (pid, comm) = (pid(*p)?, name(comm.read(e)));
+            match kind {
+                WakeKind::Waking => Sched::Waking { pid, comm, target_cpu },
+                WakeKind::Wakeup => {
+                    let success = success.and_then(|s| number(data, s, little)).map(|v| v != 0);
+                    Sched::Wakeup { pid, comm, target_cpu, success }
+                }
+                WakeKind::New => Sched::WakeupNew { pid, comm, target_cpu },
+            }
+        }
+        Decoder::Migrate { pid: p, comm, orig_cpu, dest_cpu } => {
+            let (pid, orig_cpu, dest_cpu) = (pid(*p)?, cpu(*orig_cpu)?, cpu(*dest_cpu)?);
+            Sched::MigrateTask { pid, comm: name(comm.read(e)), orig_cpu, dest_cpu }
+        }
+        Decoder::Fork { parent_pid, parent_comm, child_pid, child_comm } => {
+            let (parent_pid, child_pid) = (pid(*parent_pid)?, pid(*child_pid)?);
+            Sched::Fork {
+                parent_pid,
+                parent_comm: name(parent_comm.read(e)),
+                child_pid,
+                child_comm: name(child_comm.read(e)),
+            }
+        }
+        Decoder::Exec { pid: p, filename } => Sched::Exec { pid: pid(*p)?, filename: name(filename.read(e)) },
+        Decoder::Exit { pid: p, comm } => Sched::Exit { pid: pid(*p)?, comm: name(comm.read(e)) },
+        Decoder::Free { pid: p } => Sched::Free { pid: pid(*p)? },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cut_at_their_first_nul() {
+        let array = |text: &[u8]| {
+            let mut bytes = [0u8; 16];
+            bytes[..text.len()].copy_from_slice(text);
+            bytes
+        };
+        for text in [&b""[..], b"a", b"hackbench", b"fifteen-chars-x", b"sixteen-chars-xy"] {
+            assert_eq!(RawName::of_array(array(text)).packed(), RawName::of(text), "{text:?}");
+            assert_eq!(RawName::of(text).to_bytes(), text);
+        }
+        let mut junk = array(b"ab");
+        junk[5] = b'z';
+        assert_eq!(RawName::of_array(junk).packed(), RawName::of(b"ab"));
+        assert!(matches!(RawName::of(b"/usr/lib/a-long-file-name"), RawName::Long(_)));
+    }
 }

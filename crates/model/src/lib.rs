@@ -8,7 +8,9 @@
 //! [`Anomalies`], never fatal.
 
 mod anomalies;
+mod columns;
 mod events;
+mod markers;
 mod model;
 #[cfg(feature = "scenario")]
 pub mod scenario;
@@ -20,9 +22,9 @@ mod tracker;
 
 pub use anomalies::{Anomalies, Anomaly, Severity};
 pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
-pub use model::{AfterSleepError, BuildReport, Model, ModelError};
+pub use markers::{Marker, read_markers};
+pub use model::{AfterSleepError, BuildReport, Detail, Model, ModelError};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
 pub use topology::{CpuPlace, Layout, Topology, TopologyError};
 pub use tracedat::{Cpu, Nanos, Pid};
-pub use tracker::{Output, Tracker, TrackerOptions};

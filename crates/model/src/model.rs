@@ -1,14 +1,15 @@
 //! The model of one trace, built in one pass over its events, and the questions every
 //! analysis asks of it first: its time span, and where the workload starts after the
-//! recording's initial `sleep`.
+//! recording's initial `sleep`. Its tables are read through accessors only, so nothing
+//! outside the tracker can break their invariants.
 
 use crate::anomalies::Anomalies;
 use crate::events::SchedDecoder;
-use crate::staging::{self, Batch, Staged};
-use crate::tables::{CpuTimeline, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
+use crate::staging;
+use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
-use crate::tracker::{Output, Tracker, TrackerOptions};
-use tracedat::{Cpu, Nanos, Selection, Trace};
+use crate::tracker::{Tracker, TrackerOptions};
+use tracedat::{Cpu, Nanos, Trace};
 
 /// Why a model could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -24,12 +25,52 @@ pub enum ModelError {
 /// Why `--after-sleep` has no start time.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AfterSleepError {
-    #[error("no sched_process_exec in the trace, so the traced command cannot be found")]
-    NoExec,
     #[error(
         "no task named `sleep` in the traced command's process tree; record the command as `sh -c 'sleep 1; COMMAND'` or choose a start with --min"
     )]
+    NoSleepInCommand,
+    #[error(
+        "the trace has no task named `sleep` and no sched_process_exec to find the traced command by; record with `-e sched` and the command as `sh -c 'sleep 1; COMMAND'`, or choose a start with --min"
+    )]
     NoSleep,
+}
+
+/// Which of the model's tables to build. Run segments and tasks are always built; the
+/// others cost memory and time that a timeline does not need.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Detail {
+    waits: bool,
+    wakeups: bool,
+    migrations: bool,
+}
+
+impl Detail {
+    /// Every table.
+    pub const FULL: Detail = Detail { waits: true, wakeups: true, migrations: true };
+    /// Run segments and tasks only (a timeline).
+    pub const SEGMENTS: Detail = Detail { waits: false, wakeups: false, migrations: false };
+    /// Segments, waits and runqueues (running/waiting counts).
+    pub const WAITS: Detail = Detail { waits: true, wakeups: false, migrations: false };
+    /// Segments, waits, runqueues and migrations (statistics).
+    pub const STATS: Detail = Detail { waits: true, wakeups: false, migrations: true };
+
+    pub fn waits(self) -> bool {
+        self.waits
+    }
+
+    pub fn wakeups(self) -> bool {
+        self.wakeups
+    }
+
+    pub fn migrations(self) -> bool {
+        self.migrations
+    }
+}
+
+impl Default for Detail {
+    fn default() -> Self {
+        Detail::FULL
+    }
 }
 
 /// What building the model met in the file.
@@ -44,14 +85,12 @@ pub struct BuildReport {
     pub unusable_events: Vec<String>,
     /// The buffer the model was built from ("" is the top buffer).
     pub buffer: String,
+    /// CPUs the trace declares beyond the [`MAX_CPUS`] the model holds.
+    pub cpus_beyond_limit: u32,
 }
 
-/// Tasks, CPUs, run segments, runqueues, wakeups and migrations of one trace.
-#[derive(Clone, Debug)]
-pub struct Model {
-    /// CPUs of the traced machine, including those that recorded nothing.
-    pub cpu_count: u32,
-    /// One timeline per CPU, indexed by CPU number.
+/// What the tracker hands over.
+pub(crate) struct Parts {
     pub cpus: Vec<CpuTimeline>,
     pub tasks: Tasks,
     pub comms: Comms,
@@ -59,17 +98,35 @@ pub struct Model {
     pub wakeups: Wakeups,
     pub migrations: Migrations,
     pub anomalies: Anomalies,
-    /// The task of the trace's first `sched_process_exec`: the traced command.
     pub first_exec: Option<TaskId>,
-    /// First and last event of the trace.
-    pub start: Nanos,
-    pub end: Nanos,
+    pub detail: Detail,
+}
+
+/// Tasks, CPUs, run segments, runqueues, wakeups and migrations of one trace.
+#[derive(Clone, Debug)]
+pub struct Model {
+    cpus: Vec<CpuTimeline>,
+    tasks: Tasks,
+    comms: Comms,
+    waits: Waits,
+    wakeups: Wakeups,
+    migrations: Migrations,
+    anomalies: Anomalies,
+    first_exec: Option<TaskId>,
+    start: Nanos,
+    end: Nanos,
+    detail: Detail,
 }
 
 impl Model {
     /// Builds the model from a trace's top buffer (or its first buffer when it has no
-    /// top buffer). `progress` is called now and then with the bytes read so far.
-    pub fn build(trace: &Trace, progress: &mut dyn FnMut(u64)) -> Result<(Model, BuildReport), ModelError> {
+    /// top buffer), with the tables `detail` asks for. `progress` is called now and then
+    /// with the bytes read so far.
+    pub fn build(
+        trace: &Trace,
+        detail: Detail,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(Model, BuildReport), ModelError> {
         let decoder = SchedDecoder::new(trace.formats());
         let input = trace.input().to_string();
         if !decoder.has_switch() {
@@ -80,23 +137,10 @@ impl Model {
         let options = TrackerOptions {
             waking_enqueues: !decoder.has_wakeup(),
             initial_names: trace.metadata().cmdlines.iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
+            detail,
         };
         let mut tracker = Tracker::new(trace.cpu_count(), options);
-        let stream = trace.events_of(&Selection { buffers: Some(vec![buffer.clone()]), ..Selection::all() });
-        let end = std::thread::scope(|scope| {
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Batch>(4);
-            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
-            let reader = std::thread::Builder::new()
-                .name("model-reader".into())
-                .spawn_scoped(scope, || staging::stage(stream, &decoder, full_tx, empty_rx))
-                .expect("a thread can be started");
-            for batch in full_rx {
-                progress(batch.bytes_done);
-                track_batch(&mut tracker, &batch);
-                let _ = empty_tx.send(batch);
-            }
-            reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        });
+        let end = staging::track(trace, &buffer, &decoder, &mut tracker, progress);
         if end.events == 0 {
             return Err(ModelError::NoEvents { input });
         }
@@ -106,45 +150,116 @@ impl Model {
             damage: end.damage,
             unusable_events: decoder.unusable.clone(),
             buffer,
+            cpus_beyond_limit: trace.cpu_count().saturating_sub(MAX_CPUS),
         };
-        Ok((Model::from_output(tracker.finish(), trace.cpu_count()), report))
+        Ok((tracker.finish(), report))
     }
 
-    /// The model of a tracker's output.
-    pub fn from_output(output: Output, cpu_count: u32) -> Model {
-        let start = output.cpus.iter().filter_map(|c| c.first_event).min().unwrap_or_default();
-        let end = output.cpus.iter().filter_map(|c| c.last_event).max().unwrap_or_default();
+    pub(crate) fn from_parts(parts: Parts) -> Model {
+        let start = parts.cpus.iter().filter_map(|c| c.first_event).min().unwrap_or_default();
+        let end = parts.cpus.iter().filter_map(|c| c.last_event).max().unwrap_or_default();
         Model {
-            cpu_count: cpu_count.max(output.cpus.len() as u32),
-            cpus: output.cpus,
-            tasks: output.tasks,
-            comms: output.comms,
-            waits: output.waits,
-            wakeups: output.wakeups,
-            migrations: output.migrations,
-            anomalies: output.anomalies,
-            first_exec: output.first_exec,
+            cpus: parts.cpus,
+            tasks: parts.tasks,
+            comms: parts.comms,
+            waits: parts.waits,
+            wakeups: parts.wakeups,
+            migrations: parts.migrations,
+            anomalies: parts.anomalies,
+            first_exec: parts.first_exec,
             start,
             end,
+            detail: parts.detail,
         }
+    }
+
+    /// CPUs of the traced machine, including those that recorded nothing.
+    pub fn cpu_count(&self) -> u32 {
+        self.cpus.len() as u32
+    }
+
+    /// One timeline per CPU, indexed by CPU number.
+    pub fn cpus(&self) -> &[CpuTimeline] {
+        &self.cpus
+    }
+
+    pub fn cpu(&self, cpu: Cpu) -> Option<&CpuTimeline> {
+        self.cpus.get(cpu.index())
+    }
+
+    pub fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    pub fn comms(&self) -> &Comms {
+        &self.comms
+    }
+
+    /// The tables this model was built with.
+    pub fn detail(&self) -> Detail {
+        self.detail
+    }
+
+    /// Every wait in a runqueue. Panics when the model was built without waits (a
+    /// program error: ask for them with [`Detail`]).
+    pub fn waits(&self) -> &Waits {
+        assert!(self.detail.waits, "the model was built without waits (see model::Detail)");
+        &self.waits
+    }
+
+    /// Every wakeup. Panics when the model was built without wakeups.
+    pub fn wakeups(&self) -> &Wakeups {
+        assert!(self.detail.wakeups, "the model was built without wakeups (see model::Detail)");
+        &self.wakeups
+    }
+
+    /// Every migration. Panics when the model was built without migrations.
+    pub fn migrations(&self) -> &Migrations {
+        assert!(self.detail.migrations, "the model was built without migrations (see model::Detail)");
+        &self.migrations
+    }
+
+    pub fn anomalies(&self) -> &Anomalies {
+        &self.anomalies
+    }
+
+    /// The task of the trace's first `sched_process_exec`: the traced command.
+    pub fn first_exec(&self) -> Option<TaskId> {
+        self.first_exec
+    }
+
+    /// The trace's first event.
+    pub fn start(&self) -> Nanos {
+        self.start
+    }
+
+    /// The trace's last event.
+    pub fn end(&self) -> Nanos {
+        self.end
+    }
+
+    /// Bytes the model's tables hold.
+    pub fn heap_bytes(&self) -> usize {
+        self.cpus.iter().map(CpuTimeline::heap_bytes).sum::<usize>()
+            + crate::tables::heap_bytes(&self.waits, &self.wakeups, &self.migrations)
     }
 
     /// Whether `cpu` was idle at `time` (`None` where its state is unknown).
     pub fn cpu_idle_at(&self, cpu: Cpu, time: Nanos) -> Option<bool> {
-        let segments = &self.cpus.get(cpu.index())?.segments;
-        let index = segments.start.partition_point(|&s| s <= time).checked_sub(1)?;
-        (time < segments.end[index] || segments.start[index] == time).then(|| segments.task[index] == TaskId::IDLE)
+        let segments = self.cpu(cpu)?.segments();
+        let index = segments.first_starting_after(time).checked_sub(1)?;
+        (time < segments.end(index) || segments.start(index) == time).then(|| segments.task(index) == TaskId::IDLE)
     }
 
     /// When and where a wakeup's wakee then ran, if it did.
     pub fn wakeup_ran(&self, wakeup: &Wakeup) -> Option<(Nanos, Cpu)> {
-        let wait = self.waits.get(wakeup.wait? as usize);
+        let wait = self.waits().get(wakeup.wait? as usize);
         (wait.end_kind == WaitEnd::Ran).then_some((wait.end, wait.ran_on))
     }
 
     /// When the wakee was put on a runqueue.
     pub fn wakeup_enqueued(&self, wakeup: &Wakeup) -> Option<Nanos> {
-        Some(self.waits.start[wakeup.wait? as usize])
+        Some(self.waits().start(wakeup.wait? as usize))
     }
 
     /// Time from the wakeup's start (`sched_waking`, else the enqueue) until the wakee ran.
@@ -161,16 +276,32 @@ impl Model {
     /// When the recording's initial `sleep` ended. The rule: the traced command is the
     /// task of the trace's first `sched_process_exec`; among it and the tasks it forked
     /// (directly or not), take those that were ever named `sleep`; the answer is the
-    /// earliest time one of them exited (`sched_process_exit`, else its last run).
+    /// earliest time one of them exited (`sched_process_exit`, else its last run). A
+    /// trace without exec events (recorded with only switches and wakeups) gives no
+    /// command: then any task ever named `sleep` counts, and it ends when it stops
+    /// running for good.
     pub fn after_sleep(&self) -> Result<Nanos, AfterSleepError> {
-        let root = self.first_exec.ok_or(AfterSleepError::NoExec)?;
-        let sleep = self.comms.find("sleep").ok_or(AfterSleepError::NoSleep)?;
-        self.tasks
+        let sleep = self.comms.find("sleep");
+        let named_sleep =
+            |task: &crate::tasks::Task| sleep.is_some_and(|sleep| task.comms.iter().any(|&(_, c)| c == sleep));
+        let candidates: Vec<TaskId> = match self.first_exec {
+            Some(root) => self
+                .tasks
+                .iter()
+                .filter(|(id, task)| named_sleep(task) && self.descends_from(*id, root))
+                .map(|(id, _)| id)
+                .collect(),
+            None => self.tasks.iter().filter(|(_, task)| named_sleep(task)).map(|(id, _)| id).collect(),
+        };
+        let missing =
+            if self.first_exec.is_some() { AfterSleepError::NoSleepInCommand } else { AfterSleepError::NoSleep };
+        let last_runs = self.last_run_ends(&candidates);
+        candidates
             .iter()
-            .filter(|(id, task)| task.comms.iter().any(|&(_, c)| c == sleep) && self.descends_from(*id, root))
-            .map(|(id, task)| task.exit.unwrap_or_else(|| self.last_run_end(id)))
+            .zip(last_runs)
+            .map(|(&id, last_run)| self.tasks.get(id).exit.unwrap_or(last_run))
             .min()
-            .ok_or(AfterSleepError::NoSleep)
+            .ok_or(missing)
     }
 
     fn descends_from(&self, mut task: TaskId, ancestor: TaskId) -> bool {
@@ -186,20 +317,27 @@ impl Model {
         false
     }
 
-    fn last_run_end(&self, task: TaskId) -> Nanos {
-        self.cpus
-            .iter()
-            .flat_map(|c| c.segments.iter().filter(|s| s.task == task).map(|s| s.end))
-            .max()
-            .unwrap_or(self.tasks.last_seen(task))
-    }
-}
-/// Feeds one batch of decoded items to the tracker.
-fn track_batch(tracker: &mut Tracker, batch: &Batch) {
-    for item in &batch.items {
-        match item {
-            Staged::Event(ctx, event) => tracker.event(*ctx, &event.map_names(|name| batch.name(name))),
-            Staged::Lost(cpu, count) => tracker.lost(*cpu, *count),
+    /// When each task last stopped running (its last sighting when it never ran), in one
+    /// pass over the segments.
+    fn last_run_ends(&self, tasks: &[TaskId]) -> Vec<Nanos> {
+        let mut ends: Vec<Option<Nanos>> = vec![None; tasks.len()];
+        if tasks.is_empty() {
+            return Vec::new();
         }
+        let mut slot_of = vec![usize::MAX; self.tasks.len()];
+        for (slot, task) in tasks.iter().enumerate() {
+            slot_of[task.index()] = slot;
+        }
+        for timeline in &self.cpus {
+            let segments = timeline.segments();
+            for (index, task) in segments.tasks().enumerate() {
+                let slot = slot_of[task.index()];
+                if slot != usize::MAX {
+                    let end = segments.end(index);
+                    ends[slot] = Some(ends[slot].map_or(end, |e: Nanos| e.max(end)));
+                }
+            }
+        }
+        ends.iter().zip(tasks).map(|(end, &task)| end.unwrap_or(self.tasks.last_seen(task))).collect()
     }
 }

@@ -4,6 +4,7 @@
 //! at that time, upper case), `.` idle, `?` uncertain and blank not yet known; in its `q`
 //! row, a lower-case letter is a task waiting in that CPU's runqueue (`+` for several).
 
+use crate::tracker::{Tracker, TrackerOptions};
 use crate::*;
 use std::collections::HashMap;
 
@@ -23,7 +24,7 @@ impl Scenario {
         let mut names: HashMap<i32, &'static str> = tasks.iter().copied().collect();
         names.insert(0, "swapper");
         let initial_names = tasks.iter().map(|&(pid, name)| (pid, name.to_string())).collect();
-        let options = TrackerOptions { initial_names, ..TrackerOptions::default() };
+        let options = TrackerOptions { initial_names, detail: Detail::FULL, ..TrackerOptions::default() };
         Scenario { tracker: Tracker::new(cpus, options), names }
     }
 
@@ -33,7 +34,7 @@ impl Scenario {
 
     fn feed(&mut self, time: u64, cpu: u32, running: i32, event: SchedEvent<'_>) {
         let ctx = EventContext { ts: Nanos(time), cpu: Cpu(cpu), pid: Pid(running) };
-        self.tracker.event(ctx, &event);
+        self.tracker.event(ctx, &event, &mut |name: &[u8], comms| (!name.is_empty()).then(|| comms.intern(name)));
     }
 
     pub fn switch(&mut self, time: u64, cpu: u32, prev: i32, prev_state: i64, next: i32) -> &mut Self {
@@ -95,9 +96,14 @@ impl Scenario {
         self
     }
 
+    /// An event whose record lacks a field the model needs.
+    pub fn unreadable(&mut self, time: u64, cpu: u32, running: i32) -> &mut Self {
+        self.feed(time, cpu, running, SchedEvent::Unreadable);
+        self
+    }
+
     pub fn finish(&mut self) -> Model {
-        let tracker = std::mem::replace(&mut self.tracker, Tracker::new(1, TrackerOptions::default()));
-        Model::from_output(tracker.finish(), 0)
+        std::mem::replace(&mut self.tracker, Tracker::new(1, TrackerOptions::default())).finish()
     }
 }
 
@@ -106,25 +112,25 @@ pub const UNIT: u64 = 10;
 
 /// Draws the model's CPUs and runqueues as text (see the module comment).
 pub fn draw(model: &Model) -> String {
-    let columns = (model.end.0 / UNIT) as usize;
+    let columns = (model.end().0 / UNIT) as usize;
     let mut out = String::new();
-    for timeline in &model.cpus {
+    for timeline in model.cpus() {
         let mut run = vec![' '; columns];
         let mut queue = vec!['.'; columns];
         for column in 0..columns {
             let t = Nanos(column as u64 * UNIT);
-            let known = timeline.first_event.is_some_and(|f| f <= t);
+            let known = timeline.first_event().is_some_and(|f| f <= t);
             if known {
                 run[column] = '?';
             }
-            for s in timeline.segments.iter().filter(|s| s.start <= t && t < s.end) {
+            for s in timeline.segments().iter().filter(|s| s.start <= t && t < s.end) {
                 run[column] = if s.task == TaskId::IDLE { '.' } else { first_letter(model, s.task, t, false) };
             }
             let waiting: Vec<char> = timeline
-                .queue
+                .queue()
                 .iter()
                 .filter(|p| p.start <= t && t < p.end)
-                .map(|p| first_letter(model, model.waits.get(p.wait as usize).task, t, true))
+                .map(|p| first_letter(model, model.waits().task(p.wait as usize), t, true))
                 .collect();
             queue[column] = match waiting.len() {
                 0 => '.',
@@ -132,8 +138,8 @@ pub fn draw(model: &Model) -> String {
                 _ => '+',
             };
         }
-        out.push_str(&format!("{}: {}\n", timeline.cpu.0, run.iter().collect::<String>().trim_end()));
-        out.push_str(&format!("{}q {}\n", timeline.cpu.0, queue.iter().collect::<String>()));
+        out.push_str(&format!("{}: {}\n", timeline.cpu().0, run.iter().collect::<String>().trim_end()));
+        out.push_str(&format!("{}q {}\n", timeline.cpu().0, queue.iter().collect::<String>()));
     }
     out
 }

@@ -1,102 +1,554 @@
-//! Reading and decoding run on their own thread, ahead of the tracker: events come over
-//! in batches of decoded scheduler events, their names copied into the batch, so that on
-//! two or more cores merging, decoding and tracking overlap. Batches are recycled, so
-//! the pipeline allocates nothing in the steady state and holds a bounded number of
-//! events in flight.
+//! Reading and decoding run on worker threads, one per group of CPUs, ahead of the
+//! tracker: each worker decompresses and decodes its CPUs' events (merged among
+//! themselves in time order) into batches of compact scheduler events whose names are
+//! worker-local numbers, and the tracker's thread merges the workers' batches. Merging
+//! per worker and then across workers yields exactly the order of one merge over all
+//! CPUs (timestamp, then CPU), so the model does not depend on the number of threads.
+//! Batches are recycled: the pipeline allocates nothing in the steady state and holds a
+//! bounded number of events in flight.
 
-use crate::events::{EventContext, Sched, SchedDecoder};
-use std::ops::Range;
-use std::sync::mpsc::{Receiver, SyncSender};
-use tracedat::{Cpu, EventStream, Item};
+use crate::events::{EventContext, RawName, Sched, SchedDecoder};
+use crate::tasks::CommId;
+use crate::tasks::Comms;
+use crate::tracker::Tracker;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use tracedat::{Cpu, EventStream, Item, Selection, Trace};
 
 /// Events per batch: large enough that channel traffic is negligible, small enough to
 /// stay in cache.
-const BATCH_EVENTS: usize = 16384;
+const BATCH_EVENTS: usize = 8192;
+/// Batches a worker may have in flight.
+const BATCHES_AHEAD: usize = 4;
 
-/// Where a name lies in its batch's name bytes.
-#[derive(Copy, Clone, Debug)]
-pub(crate) struct NameRef {
-    start: u32,
-    end: u32,
+/// A name as a worker numbers it (from 1; `None`: empty).
+type NameId = Option<NonZeroU32>;
+
+/// One item of a worker's stream, decoded. A loss is reported with the context of the
+/// event it precedes, so it sorts right before it.
+#[derive(Copy, Clone)]
+pub(crate) enum Staged {
+    Event(EventContext, Sched<NameId>),
+    Lost(EventContext, Option<u64>),
 }
 
-impl NameRef {
-    fn range(self) -> Range<usize> {
-        self.start as usize..self.end as usize
+impl Staged {
+    #[inline]
+    fn key(&self) -> (tracedat::Nanos, Cpu) {
+        match self {
+            Staged::Event(ctx, _) | Staged::Lost(ctx, _) => (ctx.ts, ctx.cpu),
+        }
     }
 }
 
-/// One item of the stream, decoded.
-pub(crate) enum Staged {
-    Event(EventContext, Sched<NameRef>),
-    Lost(Cpu, Option<u64>),
-}
-
-/// A run of decoded items and the bytes their names point into.
+/// A run of decoded items, and the names first numbered in it.
 #[derive(Default)]
 pub(crate) struct Batch {
-    pub items: Vec<Staged>,
-    names: Vec<u8>,
-    /// Bytes of trace data read when the batch was sent (for progress).
-    pub bytes_done: u64,
+    items: Vec<Staged>,
+    new_names: Vec<Box<[u8]>>,
 }
 
-impl Batch {
-    pub fn name(&self, name: NameRef) -> &[u8] {
-        &self.names[name.range()]
-    }
-
-    fn keep_name(&mut self, name: &[u8]) -> NameRef {
-        let start = self.names.len() as u32;
-        self.names.extend_from_slice(name);
-        NameRef { start, end: self.names.len() as u32 }
-    }
-
-    fn clear(&mut self) {
-        self.items.clear();
-        self.names.clear();
-    }
-}
-
-/// What the stream reports once it is exhausted.
+/// What the workers' streams reported once exhausted.
+#[derive(Default)]
 pub(crate) struct StreamEnd {
     pub events: u64,
     pub unknown_events: u64,
     pub damage: Vec<tracedat::Error>,
 }
 
-/// Reads `stream` to its end, sending decoded batches to `full` and reusing those that
-/// come back on `empty`. Stops early when the receiving side has gone.
-pub(crate) fn stage(
-    mut stream: EventStream<'_>,
+/// Reads `buffer` of `trace` on worker threads and feeds every event to `tracker`, in
+/// order. `progress` gets the bytes read so far, now and then.
+pub(crate) fn track(
+    trace: &Trace,
+    buffer: &str,
+    decoder: &SchedDecoder,
+    tracker: &mut Tracker,
+    progress: &mut dyn FnMut(u64),
+) -> StreamEnd {
+    let groups = cpu_groups(trace, buffer);
+    let bytes_done = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        let mut workers = Vec::with_capacity(groups.len());
+        let mut handles = Vec::with_capacity(groups.len());
+        for cpus in groups {
+            let (full_tx, full_rx) = sync_channel::<Batch>(BATCHES_AHEAD);
+            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
+            let bytes_done = &bytes_done;
+            let handle = std::thread::Builder::new()
+                .name("model-reader".into())
+                .spawn_scoped(scope, move || {
+                    let queues = cpus
+                        .iter()
+                        .map(|&cpu| CpuQueue::new(trace.events_of(&Selection::one_cpu(buffer, cpu))))
+                        .collect();
+                    stage(queues, decoder, full_tx, empty_rx, bytes_done)
+                })
+                .expect("a thread can be started");
+            workers.push(Worker::new(full_rx, empty_tx));
+            handles.push(handle);
+        }
+        merge(&mut workers, tracker, &mut || progress(bytes_done.load(Ordering::Relaxed)));
+        drop(workers);
+        let mut end = StreamEnd::default();
+        for handle in handles {
+            let part = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            end.events += part.events;
+            end.unknown_events += part.unknown_events;
+            end.damage.extend(part.damage);
+        }
+        end
+    })
+}
+
+/// The buffer's CPUs in groups, one per worker, balanced by the bytes each must read.
+fn cpu_groups(trace: &Trace, buffer: &str) -> Vec<Vec<u32>> {
+    let mut cpus: Vec<(u64, u32)> = trace
+        .buffers()
+        .iter()
+        .filter(|b| b.name == buffer)
+        .flat_map(|b| b.cpus.iter().map(|c| (c.size, c.cpu)))
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, cpus.len().max(1));
+    cpus.sort_by_key(|&(size, cpu)| (std::cmp::Reverse(size), cpu));
+    let mut groups = vec![(0u64, Vec::new()); workers];
+    for (size, cpu) in cpus {
+        let lightest = groups.iter_mut().min_by_key(|(load, _)| *load).expect("at least one group");
+        lightest.0 += size;
+        lightest.1.push(cpu);
+    }
+    groups
+        .into_iter()
+        .map(|(_, mut cpus)| {
+            cpus.sort_unstable();
+            cpus
+        })
+        .collect()
+}
+
+/// The tracker's side of one worker: its current batch and how its names translate.
+struct Worker {
+    full: Receiver<Batch>,
+    empty: std::sync::mpsc::Sender<Batch>,
+    batch: Batch,
+    position: usize,
+    names: Vec<Box<[u8]>>,
+    comms: Vec<Option<CommId>>,
+    done: bool,
+}
+
+impl Worker {
+    fn new(full: Receiver<Batch>, empty: std::sync::mpsc::Sender<Batch>) -> Worker {
+        Worker { full, empty, batch: Batch::default(), position: 0, names: Vec::new(), comms: Vec::new(), done: false }
+    }
+
+    /// The key of the next item, fetching a batch when the current one is used up.
+    #[inline]
+    fn head(&mut self) -> Option<(tracedat::Nanos, Cpu)> {
+        if self.position == self.batch.items.len() && !self.refill() {
+            return None;
+        }
+        Some(self.batch.items[self.position].key())
+    }
+
+    #[cold]
+    fn refill(&mut self) -> bool {
+        while !self.done {
+            match self.full.recv() {
+                Ok(batch) => {
+                    let used = std::mem::replace(&mut self.batch, batch);
+                    let _ = self.empty.send(used);
+                    self.position = 0;
+                    for name in self.batch.new_names.drain(..) {
+                        self.names.push(name);
+                        self.comms.push(None);
+                    }
+                    if !self.batch.items.is_empty() {
+                        return true;
+                    }
+                }
+                Err(_) => self.done = true,
+            }
+        }
+        false
+    }
+
+    /// The model's name for one of this worker's names.
+    #[inline]
+    fn comm(comms: &mut [Option<CommId>], names: &[Box<[u8]>], name: NameId, table: &mut Comms) -> Option<CommId> {
+        let index = name?.get() as usize - 1;
+        // Ids are numbered densely by the worker and announced in the batch that first
+        // uses them, before any use.
+        Some(*comms[index].get_or_insert_with(|| table.intern(&names[index])))
+    }
+
+    /// Feeds the current item to the tracker and moves on.
+    #[inline]
+    fn feed(&mut self, tracker: &mut Tracker) {
+        match self.batch.items[self.position] {
+            Staged::Event(ctx, event) => {
+                let (comms, names) = (&mut self.comms, &self.names);
+                tracker.event(ctx, &event, &mut |name, table| Worker::comm(comms, names, name, table));
+            }
+            Staged::Lost(ctx, count) => tracker.lost(ctx.cpu, count),
+        }
+        self.position += 1;
+    }
+}
+
+/// Feeds the workers' items to the tracker in (timestamp, CPU) order. The worker that
+/// is earliest usually stays so for a run of items, which are taken without comparing
+/// with the others again.
+fn merge(workers: &mut [Worker], tracker: &mut Tracker, progress: &mut dyn FnMut()) {
+    let mut fed = 0usize;
+    loop {
+        let mut best: Option<(usize, (tracedat::Nanos, Cpu))> = None;
+        let mut second: Option<(tracedat::Nanos, Cpu)> = None;
+        for (index, worker) in workers.iter_mut().enumerate() {
+            let Some(key) = worker.head() else { continue };
+            match best {
+                Some((_, best_key)) if best_key < key => second = Some(second.map_or(key, |s| s.min(key))),
+                _ => {
+                    if let Some((_, beaten)) = best {
+                        second = Some(second.map_or(beaten, |s| s.min(beaten)));
+                    }
+                    best = Some((index, key));
+                }
+            }
+        }
+        let Some((index, _)) = best else { break };
+        let worker = &mut workers[index];
+        loop {
+            worker.feed(tracker);
+            fed += 1;
+            if fed % (BATCH_EVENTS * 4) == 0 {
+                progress();
+            }
+            match worker.head() {
+                Some(key) if second.is_none_or(|s| key < s) => {}
+                _ => break,
+            }
+        }
+    }
+    progress();
+}
+
+/// A fast hasher for names packed into integers (a worker's map holds the few names of
+/// one trace; no untrusted party picks them to collide).
+#[derive(Default)]
+struct PackedNameHasher(u64);
+
+impl Hasher for PackedNameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u128(&mut self, word: u128) {
+        self.write_u64(word as u64);
+        self.write_u64((word >> 64) as u64);
+    }
+}
+
+/// Slots of a worker's cache of recent names (a power of two).
+const NAME_CACHE: usize = 4096;
+
+/// A worker's names: numbered from 1 in order of first use. Most lookups hit a small
+/// direct-mapped cache keyed by the packed name; the maps hold them all.
+struct WorkerNames {
+    cache: Box<[(u128, u32)]>,
+    short: HashMap<u128, NonZeroU32, BuildHasherDefault<PackedNameHasher>>,
+    long: HashMap<Box<[u8]>, NonZeroU32>,
+    count: u32,
+}
+
+impl Default for WorkerNames {
+    fn default() -> Self {
+        WorkerNames {
+            cache: vec![(0, 0); NAME_CACHE].into_boxed_slice(),
+            short: HashMap::default(),
+            long: HashMap::new(),
+            count: 0,
+        }
+    }
+}
+
+impl WorkerNames {
+    #[inline]
+    fn number(&mut self, name: RawName<'_>, batch: &mut Batch) -> NameId {
+        match name {
+            RawName::Packed(0) => None,
+            // The cache is keyed by the stored bytes, cut at their NUL only on a miss.
+            RawName::Packed(word) | RawName::Array(word) => {
+                let mixed = (word as u64 ^ ((word >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let slot = (mixed >> 52) as usize & (NAME_CACHE - 1);
+                let (cached, id) = self.cache[slot];
+                if cached == word && id != 0 {
+                    return NonZeroU32::new(id);
+                }
+                let name = name.word().unwrap_or(0);
+                let id = (name != 0).then(|| self.number_packed(name, batch));
+                self.cache[slot] = (word, id.map_or(0, NonZeroU32::get));
+                id
+            }
+            RawName::Long(bytes) => Some(match self.long.get(bytes) {
+                Some(&id) => id,
+                None => {
+                    let id = self.announce(bytes, batch);
+                    self.long.insert(bytes.into(), id);
+                    id
+                }
+            }),
+        }
+    }
+
+    #[cold]
+    fn number_packed(&mut self, word: u128, batch: &mut Batch) -> NonZeroU32 {
+        if let Some(&id) = self.short.get(&word) {
+            return id;
+        }
+        let id = self.announce(&RawName::Packed(word).to_bytes(), batch);
+        self.short.insert(word, id);
+        id
+    }
+
+    #[cold]
+    fn announce(&mut self, name: &[u8], batch: &mut Batch) -> NonZeroU32 {
+        batch.new_names.push(name.into());
+        self.count += 1;
+        NonZeroU32::new(self.count).expect("numbered from 1")
+    }
+}
+
+/// Events decoded from one CPU at a time: long enough runs of one CPU's records that
+/// its pages are read in order (the caches and prefetchers follow), short enough that a
+/// worker's queues stay small.
+const BURST: usize = 16;
+
+/// One CPU's stream and the items decoded ahead from it.
+struct CpuQueue<'t> {
+    stream: EventStream<'t>,
+    items: Vec<Staged>,
+    next: usize,
+    pending_loss: Option<Option<u64>>,
+    events: u64,
+    exhausted: bool,
+}
+
+impl<'t> CpuQueue<'t> {
+    fn new(stream: EventStream<'t>) -> CpuQueue<'t> {
+        CpuQueue {
+            stream,
+            items: Vec::with_capacity(BURST + 1),
+            next: 0,
+            pending_loss: None,
+            events: 0,
+            exhausted: false,
+        }
+    }
+
+    /// The key of the next item, decoding a burst when none is left.
+    #[inline]
+    fn head(
+        &mut self,
+        decoder: &SchedDecoder,
+        names: &mut WorkerNames,
+        batch: &mut Batch,
+    ) -> Option<(tracedat::Nanos, Cpu)> {
+        if self.next == self.items.len() && !self.decode_burst(decoder, names, batch) {
+            return None;
+        }
+        Some(self.items[self.next].key())
+    }
+
+    fn decode_burst(&mut self, decoder: &SchedDecoder, names: &mut WorkerNames, batch: &mut Batch) -> bool {
+        self.items.clear();
+        self.next = 0;
+        while !self.exhausted && self.items.len() < BURST {
+            match self.stream.next() {
+                Some(Item::Event(event)) => {
+                    self.events += 1;
+                    let ctx = EventContext { ts: event.ts, cpu: event.cpu, pid: event.pid() };
+                    // A loss is reported just before the next event of its CPU.
+                    if let Some(count) = self.pending_loss.take() {
+                        self.items.push(Staged::Lost(ctx, count));
+                    }
+                    let decoded = decoder.decode_named(&event, &mut |name| names.number(name, batch));
+                    self.items.push(Staged::Event(ctx, decoded));
+                }
+                Some(Item::Lost(lost)) => self.pending_loss = Some(lost.count),
+                None => self.exhausted = true,
+            }
+        }
+        !self.items.is_empty()
+    }
+}
+
+/// A tournament tree over a worker's CPU queues: the queue with the earliest next item
+/// is known at once, and moving it on costs one comparison per level. Keys are the next
+/// item's time and the queue's index (queues are in CPU order, so ties go to the lower
+/// CPU); an exhausted queue's key is `u128::MAX`. Each internal node holds the key and
+/// queue of the loser of its match, so a replay reads one node per level.
+struct Tournament {
+    /// `nodes[node]` for internal nodes `1..leaves`; `nodes[0]` is the winner.
+    nodes: Vec<(u128, usize)>,
+    leaves: usize,
+}
+
+impl Tournament {
+    fn new(keys: Vec<u128>) -> Tournament {
+        let leaves = keys.len().next_power_of_two();
+        // Winners of each subtree, bottom up; losers stay at the nodes.
+        let mut winners: Vec<(u128, usize)> = vec![(u128::MAX, 0); 2 * leaves];
+        for (leaf, slot) in winners[leaves..].iter_mut().enumerate() {
+            *slot = (keys.get(leaf).copied().unwrap_or(u128::MAX), leaf);
+        }
+        let mut nodes = vec![(u128::MAX, 0); leaves];
+        for node in (1..leaves).rev() {
+            let (a, b) = (winners[2 * node], winners[2 * node + 1]);
+            let (winner, loser) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+            winners[node] = winner;
+            nodes[node] = loser;
+        }
+        nodes[0] = winners[1];
+        Tournament { nodes, leaves }
+    }
+
+    /// The queue with the earliest next item, unless all are exhausted.
+    #[inline]
+    fn winner(&self) -> Option<usize> {
+        let (key, winner) = self.nodes[0];
+        (key != u128::MAX).then_some(winner)
+    }
+
+    /// The winner's key changed to `key`: replays its matches up to the root.
+    #[inline]
+    fn replace_winner(&mut self, key: u128) {
+        let mut winner = (key, self.nodes[0].1);
+        let mut node = (self.leaves + winner.1) / 2;
+        while node > 0 {
+            let slot = &mut self.nodes[node];
+            if slot.0 < winner.0 {
+                std::mem::swap(slot, &mut winner);
+            }
+            node /= 2;
+        }
+        self.nodes[0] = winner;
+    }
+}
+
+/// A queue's tournament key: its next item's time, then its index.
+fn tournament_key(key: Option<(tracedat::Nanos, Cpu)>, index: usize) -> u128 {
+    key.map_or(u128::MAX, |(ts, _)| u128::from(ts.0) << 64 | index as u128)
+}
+
+/// A worker: reads its CPUs (each in bursts, in order), merges their items by
+/// (timestamp, CPU) and sends them in batches to `full`, reusing those that come back on
+/// `empty`. Stops early when the tracker has gone.
+fn stage(
+    mut queues: Vec<CpuQueue<'_>>,
     decoder: &SchedDecoder,
     full: SyncSender<Batch>,
     empty: Receiver<Batch>,
+    bytes_done: &AtomicU64,
 ) -> StreamEnd {
-    let mut events = 0u64;
+    let mut names = WorkerNames::default();
     let mut batch = Batch::default();
-    while let Some(item) = stream.next() {
-        match item {
-            Item::Event(event) => {
-                events += 1;
-                let ctx = EventContext { ts: event.ts, cpu: event.cpu, pid: event.pid() };
-                let decoded = decoder.decode(&event).map_names(|name| batch.keep_name(name));
-                batch.items.push(Staged::Event(ctx, decoded));
-            }
-            Item::Lost(lost) => batch.items.push(Staged::Lost(lost.cpu, lost.count)),
-        }
+    let mut reported = 0u64;
+    let keys = queues
+        .iter_mut()
+        .enumerate()
+        .map(|(index, queue)| tournament_key(queue.head(decoder, &mut names, &mut batch), index))
+        .collect();
+    let mut tournament = Tournament::new(keys);
+    while let Some(index) = tournament.winner() {
+        let queue = &mut queues[index];
+        batch.items.push(queue.items[queue.next]);
+        queue.next += 1;
+        tournament.replace_winner(tournament_key(queue.head(decoder, &mut names, &mut batch), index));
         if batch.items.len() >= BATCH_EVENTS {
-            batch.bytes_done = stream.bytes_done();
+            let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
+            bytes_done.fetch_add(done - reported, Ordering::Relaxed);
+            reported = done;
             let next = empty.try_recv().unwrap_or_default();
             if full.send(std::mem::replace(&mut batch, next)).is_err() {
                 break;
             }
-            batch.clear();
+            batch.items.clear();
+            batch.new_names.clear();
         }
     }
+    let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
+    bytes_done.fetch_add(done.saturating_sub(reported), Ordering::Relaxed);
     if !batch.items.is_empty() {
-        batch.bytes_done = stream.bytes_done();
         let _ = full.send(batch);
     }
-    StreamEnd { events, unknown_events: stream.unknown_events(), damage: stream.take_damage() }
+    let mut end = StreamEnd::default();
+    for queue in &mut queues {
+        end.events += queue.events;
+        end.unknown_events += queue.stream.unknown_events();
+        end.damage.extend(queue.stream.take_damage());
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tournament_yields_keys_in_order() {
+        for sources in [1usize, 2, 3, 5, 8, 13] {
+            let mut lists: Vec<Vec<u64>> =
+                (0..sources).map(|s| (0..20).map(|i| (i * 7 + s as u64 * 3) % 50).collect::<Vec<_>>()).collect();
+            lists.iter_mut().for_each(|l| l.sort());
+            let mut positions = vec![0usize; sources];
+            let key = |s: usize, p: usize, lists: &Vec<Vec<u64>>| {
+                lists[s].get(p).map_or(u128::MAX, |&t| u128::from(t) << 64 | s as u128)
+            };
+            let mut tournament = Tournament::new((0..sources).map(|s| key(s, 0, &lists)).collect());
+            let mut merged = Vec::new();
+            while let Some(s) = tournament.winner() {
+                merged.push((lists[s][positions[s]], s));
+                positions[s] += 1;
+                tournament.replace_winner(key(s, positions[s], &lists));
+            }
+            let mut expected: Vec<(u64, usize)> =
+                lists.iter().enumerate().flat_map(|(s, l)| l.iter().map(move |&t| (t, s))).collect();
+            expected.sort();
+            assert_eq!(merged, expected, "{sources} sources");
+        }
+    }
+
+    #[test]
+    fn staged_items_stay_small() {
+        assert!(std::mem::size_of::<Staged>() <= 48, "{}", std::mem::size_of::<Staged>());
+    }
+
+    #[test]
+    fn names_are_numbered_once_in_order_of_first_use() {
+        let mut names = WorkerNames::default();
+        let mut batch = Batch::default();
+        let long = b"/usr/lib/a-long-file-name";
+        let ids: Vec<NameId> = [&b"sh"[..], b"", b"hackbench", b"sh", long, long]
+            .iter()
+            .map(|name| names.number(RawName::of(name), &mut batch))
+            .collect();
+        let id = |n| NonZeroU32::new(n);
+        assert_eq!(ids, [id(1), None, id(2), id(1), id(3), id(3)]);
+        assert_eq!(batch.new_names, [b"sh"[..].into(), b"hackbench"[..].into(), long[..].into()]);
+    }
 }

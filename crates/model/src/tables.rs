@@ -1,48 +1,31 @@
-//! The model's columnar tables: run segments and runqueue pieces per CPU, wait stretches,
-//! wakeups and migrations. Each table is a struct of vectors (compact, fast to scan) with
-//! a plain row type for reading and writing one entry.
+//! The model's tables: run segments and runqueue pieces per CPU, wait stretches, wakeups
+//! and migrations. Each is stored in compact rows (see `columns`: 12 to 24 bytes, times
+//! as offsets) and read as plain row values; the storage is private, so the model's
+//! invariants (rows in time order, ids that point somewhere) hold by construction.
 
+use crate::columns::{Column, Durations, Times};
 use crate::tasks::TaskId;
+use std::ops::Range;
 use tracedat::{Cpu, Nanos};
 
-/// Declares a row type and its columnar table (one `Vec` per field).
-macro_rules! table {
-    ($(#[$meta:meta])* $table:ident of $row:ident { $($(#[$fmeta:meta])* $field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-        pub struct $row { $($(#[$fmeta])* pub $field: $ty),* }
+/// The largest number of CPUs the model holds; CPU numbers are stored in 16 bits, with
+/// `u16::MAX` meaning "none".
+pub const MAX_CPUS: u32 = u16::MAX as u32;
+const NO_CPU: u16 = u16::MAX;
+const NO_ROW: u32 = u32::MAX;
 
-        #[doc = concat!("Columnar storage of [`", stringify!($row), "`] rows.")]
-        #[derive(Clone, Debug, Default, PartialEq, Eq)]
-        pub struct $table { $(pub $field: Vec<$ty>),* }
+/// A CPU number in 16 bits (the tracker only stores CPUs below [`MAX_CPUS`]).
+fn cpu16(cpu: Cpu) -> u16 {
+    debug_assert!(cpu.0 < MAX_CPUS);
+    cpu.0 as u16
+}
 
-        impl $table {
-            pub fn push(&mut self, row: $row) {
-                $(self.$field.push(row.$field);)*
-            }
+fn opt_cpu16(cpu: Option<Cpu>) -> u16 {
+    cpu.map_or(NO_CPU, cpu16)
+}
 
-            pub fn get(&self, index: usize) -> $row {
-                $row { $($field: self.$field[index]),* }
-            }
-
-
-
-            pub fn len(&self) -> usize {
-                table!(@first self $($field)*).len()
-            }
-
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-
-            pub fn iter(&self) -> impl ExactSizeIterator<Item = $row> + '_ {
-                (0..self.len()).map(move |i| self.get(i))
-            }
-
-
-        }
-    };
-    (@first $self:ident $first:ident $($rest:ident)*) => { $self.$first };
+fn cpu_of(raw: u16) -> Option<Cpu> {
+    (raw != NO_CPU).then_some(Cpu(u32::from(raw)))
 }
 
 /// How a run segment ended.
@@ -63,6 +46,15 @@ pub enum SegmentEnd {
     Unrecorded,
 }
 
+const SEGMENT_ENDS: [SegmentEnd; 6] = [
+    SegmentEnd::Preempted,
+    SegmentEnd::Blocked,
+    SegmentEnd::Exited,
+    SegmentEnd::TraceEnd,
+    SegmentEnd::Lost,
+    SegmentEnd::Unrecorded,
+];
+
 /// Segment flags.
 pub mod segment_flags {
     /// Began without a recorded `sched_switch` to the task: already running at the
@@ -70,19 +62,18 @@ pub mod segment_flags {
     pub const NO_SWITCH_IN: u8 = 1;
 }
 
-table! {
-    /// One stretch of a task running on a CPU: `[start, end)`. The idle task's segments
-    /// make idle time explicit, so a CPU's known time is covered without gaps except where
-    /// events were lost.
-    Segments of Segment {
-        start: Nanos,
-        end: Nanos,
-        task: TaskId,
-        end_kind: SegmentEnd,
-        flags: u8,
-        /// The raw `prev_state` of the switch that ended it (0 when not ended by a switch).
-        prev_state: u16,
-    }
+/// One stretch of a task running on a CPU: `[start, end)`. The idle task's segments
+/// make idle time explicit, so a CPU's known time is covered without gaps except where
+/// events were lost.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub start: Nanos,
+    pub end: Nanos,
+    pub task: TaskId,
+    pub end_kind: SegmentEnd,
+    pub flags: u8,
+    /// The raw `prev_state` of the switch that ended it (0 when not ended by a switch).
+    pub prev_state: u16,
 }
 
 impl Segment {
@@ -95,15 +86,204 @@ impl Segment {
     }
 }
 
+/// In a segment's packed bits: the end kind (3 bits), its flags, and whether its end is
+/// stored (rather than being the next segment's start).
+const KIND_MASK: u8 = 0b111;
+const FLAGS_SHIFT: u32 = 3;
+const STORED_END: u8 = 1 << 7;
+
+/// A stored segment: its start as an offset, its task, its `prev_state` and packed bits.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+struct SegmentRow {
+    start: u32,
+    task: TaskId,
+    prev_state: u16,
+    bits: u8,
+}
+
+/// One CPU's run segments, in time order, not overlapping. Most segments end where the
+/// next begins, so only the other ends are stored.
+#[derive(Clone, Debug, Default)]
+pub struct Segments {
+    rows: Column<SegmentRow>,
+    times: Times,
+    /// Ends of segments other than the last that are not the next one's start, by row.
+    ends: Vec<(usize, Nanos)>,
+    last_end: Nanos,
+}
+
 impl Segments {
-    /// Indices of the segments overlapping `[start, end)` (segments are in time order and
-    /// do not overlap, so this is a binary search).
-    pub fn overlapping(&self, start: Nanos, end: Nanos) -> std::ops::Range<usize> {
-        let first = self.end.partition_point(|&e| e <= start);
-        let last = self.start.partition_point(|&s| s < end);
+    /// Appends a segment; it must start no earlier than the previous one ends (the
+    /// tracker's clock never goes backwards).
+    #[inline]
+    pub(crate) fn push(&mut self, row: Segment) {
+        let len = self.len();
+        if len > 0 && self.last_end != row.start {
+            self.store_previous_end(len - 1);
+        }
+        debug_assert!(len == 0 || self.last_end <= row.start);
+        let kind = SEGMENT_ENDS.iter().position(|&k| k == row.end_kind).unwrap_or(0) as u8;
+        let start = self.times.encode(len, row.start);
+        self.rows.push(SegmentRow {
+            start,
+            task: row.task,
+            prev_state: row.prev_state,
+            bits: kind | (row.flags << FLAGS_SHIFT),
+        });
+        self.last_end = row.end;
+    }
+
+    #[cold]
+    fn store_previous_end(&mut self, index: usize) {
+        self.ends.push((index, self.last_end));
+        if let Some(row) = self.rows.last_mut() {
+            row.bits |= STORED_END;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn start(&self, index: usize) -> Nanos {
+        self.times.decode(index, self.rows.get(index).start)
+    }
+
+    #[inline]
+    pub fn end(&self, index: usize) -> Nanos {
+        if index + 1 == self.len() {
+            self.last_end
+        } else if self.rows.get(index).bits & STORED_END != 0 {
+            self.stored_end(index)
+        } else {
+            self.start(index + 1)
+        }
+    }
+
+    #[cold]
+    fn stored_end(&self, index: usize) -> Nanos {
+        self.ends[self.ends.partition_point(|&(row, _)| row < index)].1
+    }
+
+    #[inline]
+    pub fn task(&self, index: usize) -> TaskId {
+        self.rows.get(index).task
+    }
+
+    pub fn get(&self, index: usize) -> Segment {
+        self.iter_range(index..index + 1).next().expect("index in range")
+    }
+
+    pub fn iter(&self) -> SegmentIter<'_> {
+        self.iter_range(0..self.len())
+    }
+
+    /// The segments of `range` in order, each start decoded once.
+    pub fn iter_range(&self, range: Range<usize>) -> SegmentIter<'_> {
+        let end = range.end.min(self.len());
+        SegmentIter { segments: self, next: range.start.min(end), end, next_start: None }
+    }
+
+    /// The tasks of all segments, in order (cheaper than whole rows).
+    pub fn tasks(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.rows.iter().map(|row| row.task)
+    }
+
+    /// Indices of the segments overlapping `[start, end)` (a binary search).
+    pub fn overlapping(&self, start: Nanos, end: Nanos) -> Range<usize> {
+        let first = self.first_ending_after(start);
+        let last = self.first_starting_at_or_after(end);
         first..last.max(first)
     }
+
+    /// The first segment that ends after `time` (the one under way then, or the next).
+    /// Segments do not overlap, so it is the last one starting by `time` or the next.
+    pub fn first_ending_after(&self, time: Nanos) -> usize {
+        let next = self.first_starting_after(time);
+        match next.checked_sub(1) {
+            Some(last) if self.end(last) > time => last,
+            _ => next,
+        }
+    }
+
+    /// The first segment that ends at or after `time`.
+    pub fn first_ending_at_or_after(&self, time: Nanos) -> usize {
+        let next = self.first_starting_at_or_after(time);
+        match next.checked_sub(1) {
+            Some(last) if self.end(last) >= time => last,
+            _ => next,
+        }
+    }
+
+    /// The first segment that starts at or after `time`.
+    pub fn first_starting_at_or_after(&self, time: Nanos) -> usize {
+        self.times.partition_point(self.len(), |i| self.start(i), |start| start < time)
+    }
+
+    /// The first segment that starts after `time`.
+    pub fn first_starting_after(&self, time: Nanos) -> usize {
+        self.times.partition_point(self.len(), |i| self.start(i), |start| start <= time)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.rows.heap_bytes() + self.times.heap_bytes() + self.ends.capacity() * 16
+    }
 }
+
+/// The segments of a range, in order (see [`Segments::iter_range`]).
+pub struct SegmentIter<'a> {
+    segments: &'a Segments,
+    next: usize,
+    end: usize,
+    /// The next segment's start, when known (the end of the last one returned).
+    next_start: Option<Nanos>,
+}
+
+impl Iterator for SegmentIter<'_> {
+    type Item = Segment;
+
+    #[inline]
+    fn next(&mut self) -> Option<Segment> {
+        let index = self.next;
+        if index >= self.end {
+            return None;
+        }
+        self.next += 1;
+        let segments = self.segments;
+        let row = segments.rows.get(index);
+        let start = self.next_start.take().unwrap_or_else(|| segments.times.decode(index, row.start));
+        let end = if index + 1 == segments.len() {
+            segments.last_end
+        } else if row.bits & STORED_END != 0 {
+            segments.stored_end(index)
+        } else {
+            let next = segments.start(index + 1);
+            self.next_start = Some(next);
+            next
+        };
+        Some(Segment {
+            start,
+            end,
+            task: row.task,
+            end_kind: SEGMENT_ENDS[usize::from(row.bits & KIND_MASK)],
+            flags: (row.bits & !STORED_END) >> FLAGS_SHIFT,
+            prev_state: row.prev_state,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.end - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for SegmentIter<'_> {}
 
 /// How a task's wait in a runqueue ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -119,6 +299,8 @@ pub enum WaitEnd {
     Lost,
 }
 
+const WAIT_ENDS: [WaitEnd; 4] = [WaitEnd::Ran, WaitEnd::Unrecorded, WaitEnd::TraceEnd, WaitEnd::Lost];
+
 /// Why a task became runnable.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum WaitCause {
@@ -127,18 +309,19 @@ pub enum WaitCause {
     Preempted,
 }
 
-table! {
-    /// A stretch of time a task was runnable but not running, from becoming runnable to
-    /// getting a CPU; it may move between runqueues on the way (see [`QueuePiece`]).
-    Waits of Wait {
-        task: TaskId,
-        start: Nanos,
-        end: Nanos,
-        cause: WaitCause,
-        end_kind: WaitEnd,
-        /// The CPU it ran on (meaningful when `end_kind` is `Ran`).
-        ran_on: Cpu,
-    }
+const WAIT_CAUSES: [WaitCause; 3] = [WaitCause::Wakeup, WaitCause::NewTask, WaitCause::Preempted];
+
+/// A stretch of time a task was runnable but not running, from becoming runnable to
+/// getting a CPU; it may move between runqueues on the way (see [`QueuePiece`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub task: TaskId,
+    pub start: Nanos,
+    pub end: Nanos,
+    pub cause: WaitCause,
+    pub end_kind: WaitEnd,
+    /// The CPU it ran on (meaningful when `end_kind` is `Ran`).
+    pub ran_on: Cpu,
 }
 
 impl Wait {
@@ -147,13 +330,174 @@ impl Wait {
     }
 }
 
-table! {
-    /// Part of a wait spent on one CPU's runqueue.
-    QueuePieces of QueuePiece {
-        start: Nanos,
-        end: Nanos,
-        /// Index in [`Waits`].
-        wait: u32,
+/// A stored wait.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+struct WaitRow {
+    task: TaskId,
+    start: u32,
+    duration: u32,
+    ran_on: u16,
+    /// Cause (low 2 bits) and end kind (next 2 bits).
+    bits: u8,
+}
+
+/// All waits of a trace, in order of their start.
+#[derive(Clone, Debug, Default)]
+pub struct Waits {
+    rows: Column<WaitRow>,
+    times: Times,
+    durations: Durations,
+}
+
+impl Waits {
+    /// Starts a wait (open until [`Waits::end`]); returns its index.
+    pub(crate) fn begin(&mut self, task: TaskId, start: Nanos, cause: WaitCause, queue: Cpu) -> u32 {
+        let index = self.len();
+        let cause = WAIT_CAUSES.iter().position(|&c| c == cause).unwrap_or(0) as u8;
+        let trace_end = WAIT_ENDS.iter().position(|&e| e == WaitEnd::TraceEnd).unwrap_or(0) as u8;
+        let start = self.times.encode(index, start);
+        self.rows.push(WaitRow { task, start, duration: 0, ran_on: cpu16(queue), bits: cause | trace_end << 2 });
+        index as u32
+    }
+
+    /// Ends wait `index` at `end` (no earlier than its start).
+    pub(crate) fn end(&mut self, index: u32, end: Nanos, how: WaitEnd, ran_on: Cpu) {
+        self.set_end(index, end);
+        let how = WAIT_ENDS.iter().position(|&e| e == how).unwrap_or(0) as u8;
+        let row = self.rows.get_mut(index as usize);
+        row.bits = (row.bits & 0b11) | how << 2;
+        row.ran_on = cpu16(ran_on);
+    }
+
+    /// Sets the end of a wait (still open at the end of the trace, when called alone).
+    pub(crate) fn set_end(&mut self, index: u32, end: Nanos) {
+        let index = index as usize;
+        let start = self.start(index);
+        let row = self.rows.get_mut(index);
+        row.duration = self.durations.encode(index, row.duration, end.saturating_sub(start));
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn task(&self, index: usize) -> TaskId {
+        self.rows.get(index).task
+    }
+
+    #[inline]
+    pub fn start(&self, index: usize) -> Nanos {
+        self.times.decode(index, self.rows.get(index).start)
+    }
+
+    pub fn get(&self, index: usize) -> Wait {
+        let row = self.rows.get(index);
+        let start = self.times.decode(index, row.start);
+        Wait {
+            task: row.task,
+            start,
+            end: start + self.durations.decode(index, row.duration),
+            cause: WAIT_CAUSES[usize::from(row.bits & 0b11)],
+            end_kind: WAIT_ENDS[usize::from(row.bits >> 2 & 0b11)],
+            ran_on: Cpu(u32::from(row.ran_on)),
+        }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Wait> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.rows.heap_bytes() + self.times.heap_bytes() + self.durations.heap_bytes()
+    }
+}
+
+/// Part of a wait spent on one CPU's runqueue.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct QueuePiece {
+    pub start: Nanos,
+    pub end: Nanos,
+    /// Index in [`Waits`].
+    pub wait: u32,
+}
+
+/// A stored runqueue piece.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+struct PieceRow {
+    start: u32,
+    duration: u32,
+    wait: u32,
+}
+
+/// One CPU's runqueue pieces, in order of their start.
+#[derive(Clone, Debug, Default)]
+pub struct QueuePieces {
+    rows: Column<PieceRow>,
+    times: Times,
+    durations: Durations,
+}
+
+impl QueuePieces {
+    pub(crate) fn begin(&mut self, start: Nanos, wait: u32) -> u32 {
+        let index = self.len();
+        let start = self.times.encode(index, start);
+        self.rows.push(PieceRow { start, duration: 0, wait });
+        index as u32
+    }
+
+    pub(crate) fn end(&mut self, index: u32, end: Nanos) {
+        let index = index as usize;
+        let start = self.start(index);
+        let row = self.rows.get_mut(index);
+        row.duration = self.durations.encode(index, row.duration, end.saturating_sub(start));
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn start(&self, index: usize) -> Nanos {
+        self.times.decode(index, self.rows.get(index).start)
+    }
+
+    #[inline]
+    pub fn end_of(&self, index: usize) -> Nanos {
+        let row = self.rows.get(index);
+        self.times.decode(index, row.start) + self.durations.decode(index, row.duration)
+    }
+
+    #[inline]
+    pub fn wait(&self, index: usize) -> u32 {
+        self.rows.get(index).wait
+    }
+
+    pub fn get(&self, index: usize) -> QueuePiece {
+        QueuePiece { start: self.start(index), end: self.end_of(index), wait: self.wait(index) }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = QueuePiece> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    /// The first piece that starts at or after `time`.
+    pub fn first_starting_at_or_after(&self, time: Nanos) -> usize {
+        self.times.partition_point(self.len(), |i| self.start(i), |start| start < time)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.rows.heap_bytes() + self.times.heap_bytes() + self.durations.heap_bytes()
     }
 }
 
@@ -164,23 +508,120 @@ pub enum WakeupKind {
     NewTask,
 }
 
-table! {
-    /// A wakeup: who woke whom, where the wakee ran before and where it was placed. When
-    /// it was enqueued and when and where it then ran are its wait's start, end and CPU.
-    Wakeups of Wakeup {
-        kind: WakeupKind,
+/// A wakeup: who woke whom, where the wakee ran before and where it was placed. When
+/// it was enqueued and when and where it then ran are its wait's start, end and CPU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Wakeup {
+    pub kind: WakeupKind,
+    pub wakee: TaskId,
+    /// `sched_waking` time (the wakeup's start), when recorded.
+    pub waking: Option<Nanos>,
+    /// The task running where `sched_waking` was emitted (idle for interrupts).
+    pub waker: Option<TaskId>,
+    pub waker_cpu: Option<Cpu>,
+    /// The CPU the wakee last ran on.
+    pub prev_cpu: Option<Cpu>,
+    /// The CPU whose runqueue it was put on.
+    pub target_cpu: Cpu,
+    /// Index in [`Waits`] of the wait the wakeup began, once the wakee was enqueued.
+    pub wait: Option<u32>,
+}
+
+const NEW_TASK: u8 = 1;
+const HAS_WAKING: u8 = 2;
+
+/// A stored wakeup.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+struct WakeupRow {
+    /// `sched_waking` time, or the enqueue time without one.
+    time: u32,
+    wakee: TaskId,
+    waker: TaskId,
+    wait: u32,
+    waker_cpu: u16,
+    prev_cpu: u16,
+    target_cpu: u16,
+    bits: u8,
+}
+
+/// All wakeups of a trace, in order of their start.
+#[derive(Clone, Debug, Default)]
+pub struct Wakeups {
+    rows: Column<WakeupRow>,
+    times: Times,
+}
+
+impl Wakeups {
+    /// A wakeup starting at `time`: with `sched_waking` when `waker` is given (task and
+    /// CPU), else at its enqueue. Returns its index.
+    pub(crate) fn begin(
+        &mut self,
+        time: Nanos,
         wakee: TaskId,
-        /// `sched_waking` time (the wakeup's start), when recorded.
-        waking: Option<Nanos>,
-        /// The task running where `sched_waking` was emitted (idle for interrupts).
-        waker: Option<TaskId>,
-        waker_cpu: Option<Cpu>,
-        /// The CPU the wakee last ran on.
+        waker: Option<(TaskId, Cpu)>,
         prev_cpu: Option<Cpu>,
-        /// The CPU whose runqueue it was put on.
         target_cpu: Cpu,
-        /// Index in [`Waits`] of the wait the wakeup began, once the wakee was enqueued.
-        wait: Option<u32>,
+    ) -> u32 {
+        let index = self.len();
+        let time = self.times.encode(index, time);
+        self.rows.push(WakeupRow {
+            time,
+            wakee,
+            waker: waker.map_or(TaskId::IDLE, |(task, _)| task),
+            wait: NO_ROW,
+            waker_cpu: opt_cpu16(waker.map(|(_, cpu)| cpu)),
+            prev_cpu: opt_cpu16(prev_cpu),
+            target_cpu: cpu16(target_cpu),
+            bits: if waker.is_some() { HAS_WAKING } else { 0 },
+        });
+        index as u32
+    }
+
+    /// The wakee of wakeup `index` was enqueued on `target` (wait `wait`).
+    pub(crate) fn enqueued(&mut self, index: u32, kind: WakeupKind, target: Cpu, wait: Option<u32>) {
+        let row = self.rows.get_mut(index as usize);
+        let bits = row.bits & !NEW_TASK;
+        row.bits = if kind == WakeupKind::NewTask { bits | NEW_TASK } else { bits };
+        row.target_cpu = cpu16(target);
+        row.wait = wait.unwrap_or(NO_ROW);
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The wait wakeup `index` began, if its wakee was enqueued.
+    #[inline]
+    pub fn wait(&self, index: usize) -> Option<u32> {
+        Some(self.rows.get(index).wait).filter(|&w| w != NO_ROW)
+    }
+
+    pub fn get(&self, index: usize) -> Wakeup {
+        let row = self.rows.get(index);
+        let waking = row.bits & HAS_WAKING != 0;
+        Wakeup {
+            kind: if row.bits & NEW_TASK != 0 { WakeupKind::NewTask } else { WakeupKind::Wakeup },
+            wakee: row.wakee,
+            waking: waking.then(|| self.times.decode(index, row.time)),
+            waker: waking.then_some(row.waker),
+            waker_cpu: cpu_of(row.waker_cpu),
+            prev_cpu: cpu_of(row.prev_cpu),
+            target_cpu: Cpu(u32::from(row.target_cpu)),
+            wait: Some(row.wait).filter(|&w| w != NO_ROW),
+        }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Wakeup> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.rows.heap_bytes() + self.times.heap_bytes()
     }
 }
 
@@ -202,33 +643,147 @@ pub enum MigrationReason {
     Inferred,
 }
 
-table! {
-    /// A move of a task from one CPU to another.
-    Migrations of Migration {
-        time: Nanos,
-        task: TaskId,
-        from: Cpu,
-        to: Cpu,
-        reason: MigrationReason,
+const MIGRATION_REASONS: [MigrationReason; 6] = [
+    MigrationReason::WakeupPlacement,
+    MigrationReason::ForkPlacement,
+    MigrationReason::LoadBalance,
+    MigrationReason::Stopper,
+    MigrationReason::Other,
+    MigrationReason::Inferred,
+];
+
+/// A move of a task from one CPU to another.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Migration {
+    pub time: Nanos,
+    pub task: TaskId,
+    pub from: Cpu,
+    pub to: Cpu,
+    pub reason: MigrationReason,
+}
+
+/// A stored migration.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+struct MigrationRow {
+    time: u32,
+    task: TaskId,
+    from: u16,
+    to: u16,
+    reason: u8,
+}
+
+/// All migrations of a trace, in time order.
+#[derive(Clone, Debug, Default)]
+pub struct Migrations {
+    rows: Column<MigrationRow>,
+    times: Times,
+}
+
+impl Migrations {
+    pub(crate) fn push(&mut self, row: Migration) {
+        let time = self.times.encode(self.len(), row.time);
+        let reason = MIGRATION_REASONS.iter().position(|&r| r == row.reason).unwrap_or(0) as u8;
+        self.rows.push(MigrationRow { time, task: row.task, from: cpu16(row.from), to: cpu16(row.to), reason });
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn time(&self, index: usize) -> Nanos {
+        self.times.decode(index, self.rows.get(index).time)
+    }
+
+    pub fn get(&self, index: usize) -> Migration {
+        let row = self.rows.get(index);
+        Migration {
+            time: self.times.decode(index, row.time),
+            task: row.task,
+            from: Cpu(u32::from(row.from)),
+            to: Cpu(u32::from(row.to)),
+            reason: MIGRATION_REASONS[usize::from(row.reason)],
+        }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Migration> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.rows.heap_bytes() + self.times.heap_bytes()
     }
 }
 
 /// Everything known about one CPU.
 #[derive(Clone, Debug, Default)]
 pub struct CpuTimeline {
-    pub cpu: Cpu,
+    pub(crate) cpu: Cpu,
+    pub(crate) first_event: Option<Nanos>,
+    pub(crate) last_event: Option<Nanos>,
+    pub(crate) segments: Segments,
+    pub(crate) queue: QueuePieces,
+    pub(crate) uncertain: Vec<(Nanos, Nanos)>,
+    pub(crate) lost_events: u64,
+    pub(crate) lost_unknown: u64,
+}
+
+impl CpuTimeline {
+    pub(crate) fn new(cpu: Cpu) -> CpuTimeline {
+        CpuTimeline { cpu, ..CpuTimeline::default() }
+    }
+
+    pub fn cpu(&self) -> Cpu {
+        self.cpu
+    }
+
     /// First and last events recorded on this CPU (of any type).
-    pub first_event: Option<Nanos>,
-    pub last_event: Option<Nanos>,
+    pub fn first_event(&self) -> Option<Nanos> {
+        self.first_event
+    }
+
+    pub fn last_event(&self) -> Option<Nanos> {
+        self.last_event
+    }
+
     /// Run segments (idle included), in time order.
-    pub segments: Segments,
+    pub fn segments(&self) -> &Segments {
+        &self.segments
+    }
+
     /// Runqueue pieces of waiting tasks, ordered by start.
-    pub queue: QueuePieces,
+    pub fn queue(&self) -> &QueuePieces {
+        &self.queue
+    }
+
     /// Stretches whose state is unknown because events were lost, in time order.
-    pub uncertain: Vec<(Nanos, Nanos)>,
-    /// Events the kernel reported lost with a count, and losses without one.
-    pub lost_events: u64,
-    pub lost_unknown: u64,
+    pub fn uncertain(&self) -> &[(Nanos, Nanos)] {
+        &self.uncertain
+    }
+
+    /// Events the kernel reported lost with a count.
+    pub fn lost_events(&self) -> u64 {
+        self.lost_events
+    }
+
+    /// Losses the kernel reported without a count.
+    pub fn lost_unknown(&self) -> u64 {
+        self.lost_unknown
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.segments.heap_bytes() + self.queue.heap_bytes() + self.uncertain.capacity() * 16
+    }
+}
+
+/// Bytes held by the trace-wide tables (for the memory report).
+pub(crate) fn heap_bytes(waits: &Waits, wakeups: &Wakeups, migrations: &Migrations) -> usize {
+    waits.heap_bytes() + wakeups.heap_bytes() + migrations.heap_bytes()
 }
 
 #[cfg(test)]
@@ -239,33 +794,75 @@ mod tests {
         Segment {
             start: Nanos(start),
             end: Nanos(end),
-            task: TaskId(1),
+            task: TaskId::IDLE,
             end_kind: SegmentEnd::Blocked,
-            flags: 0,
+            flags: segment_flags::NO_SWITCH_IN,
             prev_state: 1,
         }
     }
 
     #[test]
-    fn a_segment_is_at_most_24_bytes() {
-        let per_row = std::mem::size_of::<Nanos>() * 2
-            + std::mem::size_of::<TaskId>()
-            + std::mem::size_of::<SegmentEnd>()
-            + std::mem::size_of::<u8>()
-            + std::mem::size_of::<u16>();
-        assert!(per_row <= 24, "{per_row}");
+    fn segments_round_trip_with_gaps() {
+        let mut s = Segments::default();
+        let rows = [seg(0, 10), seg(10, 20), seg(25, 30), seg(30, 30), seg(30, 45)];
+        for row in rows {
+            s.push(row);
+        }
+        assert_eq!(s.iter().collect::<Vec<_>>(), rows);
+        assert_eq!(s.overlapping(Nanos(5), Nanos(12)), 0..2);
+        assert_eq!(s.overlapping(Nanos(20), Nanos(25)), 2..2);
+        assert_eq!(s.overlapping(Nanos(29), Nanos(100)), 2..5);
+        assert_eq!(s.overlapping(Nanos(50), Nanos(60)), 5..5);
+        assert_eq!(s.first_ending_at_or_after(Nanos(20)), 1);
     }
 
     #[test]
-    fn overlapping_is_a_binary_search() {
+    fn searches_agree_with_a_scan_across_blocks() {
         let mut s = Segments::default();
-        for (a, b) in [(0, 10), (10, 20), (25, 30)] {
-            s.push(seg(a, b));
+        let mut time = 0;
+        for i in 0..5000u64 {
+            let gap = if i % 7 == 0 { 3 } else { 0 };
+            let length = i % 5;
+            s.push(seg(time + gap, time + gap + length));
+            time += gap + length;
         }
-        assert_eq!(s.overlapping(Nanos(5), Nanos(12)), 0..2);
-        assert_eq!(s.overlapping(Nanos(20), Nanos(25)), 2..2);
-        assert_eq!(s.overlapping(Nanos(29), Nanos(100)), 2..3);
-        assert_eq!(s.overlapping(Nanos(40), Nanos(50)), 3..3);
-        assert_eq!(s.get(1), seg(10, 20));
+        let rows: Vec<Segment> = s.iter().collect();
+        let scan = |pred: &dyn Fn(&Segment) -> bool| rows.iter().position(|r| !pred(r)).unwrap_or(rows.len());
+        for t in (0..time + 5).step_by(3).map(Nanos) {
+            assert_eq!(s.first_starting_after(t), scan(&|r| r.start <= t), "{t:?}");
+            assert_eq!(s.first_starting_at_or_after(t), scan(&|r| r.start < t), "{t:?}");
+            assert_eq!(s.first_ending_after(t), scan(&|r| r.end <= t), "{t:?}");
+            assert_eq!(s.first_ending_at_or_after(t), scan(&|r| r.end < t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn rows_are_small() {
+        assert_eq!(std::mem::size_of::<SegmentRow>(), 12);
+        assert_eq!(std::mem::size_of::<PieceRow>(), 12);
+        assert_eq!(std::mem::size_of::<WaitRow>(), 16);
+        assert_eq!(std::mem::size_of::<WakeupRow>(), 24);
+        assert_eq!(std::mem::size_of::<MigrationRow>(), 16);
+    }
+
+    #[test]
+    fn rows_keep_every_field() {
+        let mut w = Waits::default();
+        let i = w.begin(TaskId::IDLE, Nanos(100), WaitCause::Preempted, Cpu(3));
+        assert_eq!(w.get(0).end_kind, WaitEnd::TraceEnd);
+        w.end(i, Nanos(150), WaitEnd::Lost, Cpu(7));
+        let row = w.get(0);
+        assert_eq!(
+            (row.start, row.end, row.cause, row.end_kind, row.ran_on),
+            (Nanos(100), Nanos(150), WaitCause::Preempted, WaitEnd::Lost, Cpu(7))
+        );
+        let mut k = Wakeups::default();
+        k.begin(Nanos(5), TaskId::IDLE, None, None, Cpu(1));
+        k.enqueued(0, WakeupKind::NewTask, Cpu(2), Some(0));
+        let row = k.get(0);
+        assert_eq!(
+            (row.kind, row.waking, row.waker_cpu, row.target_cpu, row.wait),
+            (WakeupKind::NewTask, None, None, Cpu(2), Some(0))
+        );
     }
 }

@@ -5,18 +5,19 @@
 use std::collections::HashMap;
 use tracedat::{Nanos, Pid};
 
-/// Index of a task in [`Tasks`].
+/// A task of one model: only the model hands them out, so every id points at a task.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TaskId(pub u32);
+pub struct TaskId(u32);
 
-/// Index of a name in [`Comms`].
+/// A name of one model's [`Comms`].
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CommId(pub u32);
+pub struct CommId(u32);
 
 impl TaskId {
     /// The idle task (pid 0, `swapper/N`), shared by all CPUs.
     pub const IDLE: TaskId = TaskId(0);
 
+    /// The task's position in [`Tasks`] (`0..tasks.len()`), for per-task arrays.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -30,7 +31,7 @@ pub struct Comms {
 }
 
 impl Comms {
-    pub fn intern(&mut self, name: &[u8]) -> CommId {
+    pub(crate) fn intern(&mut self, name: &[u8]) -> CommId {
         if let Some(&id) = self.ids.get(name) {
             return id;
         }
@@ -41,6 +42,7 @@ impl Comms {
     }
 
     pub fn name(&self, id: CommId) -> &str {
+        // Ids come from this table only.
         &self.names[id.0 as usize]
     }
 
@@ -83,6 +85,15 @@ impl Task {
     pub fn comm_at(&self, time: Nanos) -> CommId {
         let index = self.comms.partition_point(|&(t, _)| t <= time);
         self.comms[index.saturating_sub(1)].1
+    }
+
+    /// The stretch of time `[from, until)` during which the task had the name it had at
+    /// `time` (from the start of time for its first name, to the end for its last).
+    pub fn comm_span_at(&self, time: Nanos) -> (Nanos, Nanos) {
+        let index = self.comms.partition_point(|&(t, _)| t <= time).saturating_sub(1);
+        let from = if index == 0 { Nanos::ZERO } else { self.comms[index].0 };
+        let until = self.comms.get(index + 1).map_or(Nanos(u64::MAX), |&(t, _)| t);
+        (from, until)
     }
 
     /// The name the task had last.
@@ -131,29 +142,16 @@ impl PidIndex {
 pub struct Tasks {
     list: Vec<Task>,
     by_pid: PidIndex,
-    /// Each task's current name packed into 16 bytes, for a quick "same name?" test on
-    /// every event (kernel names are at most 16 bytes); 0 when it does not fit.
-    comm_keys: Vec<u128>,
+    /// Each task's current name, for a quick "same name?" test on every event.
+    current_comm: Vec<CommId>,
     /// When each task was last named by an event (kept apart: it changes on every event).
     last_seen: Vec<Nanos>,
-}
-
-/// A name packed into an integer, or 0 when it is longer than 16 bytes.
-fn comm_key(name: &[u8]) -> u128 {
-    let mut bytes = [0u8; 16];
-    match bytes.get_mut(..name.len()) {
-        Some(prefix) => {
-            prefix.copy_from_slice(name);
-            u128::from_le_bytes(bytes)
-        }
-        None => 0,
-    }
 }
 
 impl Tasks {
     pub(crate) fn new(comms: &mut Comms) -> Tasks {
         let mut tasks =
-            Tasks { list: Vec::new(), by_pid: PidIndex::default(), comm_keys: Vec::new(), last_seen: Vec::new() };
+            Tasks { list: Vec::new(), by_pid: PidIndex::default(), current_comm: Vec::new(), last_seen: Vec::new() };
         tasks.create(Pid::IDLE, comms.intern(b"<idle>"), Nanos::ZERO);
         tasks
     }
@@ -176,7 +174,7 @@ impl Tasks {
             execs: Vec::new(),
         });
         self.by_pid.set(pid, id);
-        self.comm_keys.push(0);
+        self.current_comm.push(comm);
         self.last_seen.push(time);
         id
     }
@@ -187,6 +185,7 @@ impl Tasks {
     }
 
     pub fn get(&self, id: TaskId) -> &Task {
+        // Ids come from this table only.
         &self.list[id.index()]
     }
 
@@ -206,27 +205,26 @@ impl Tasks {
         self.list.iter().enumerate().map(|(i, t)| (TaskId(i as u32), t))
     }
 
+    /// Every task's id, in order.
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = TaskId> + use<> {
+        (0..self.list.len() as u32).map(TaskId)
+    }
+
     /// Records that the task was seen at `time` named `comm` (when the event names it).
     #[inline]
-    pub(crate) fn seen(&mut self, id: TaskId, time: Nanos, comm: Option<&[u8]>, comms: &mut Comms) {
+    pub(crate) fn seen(&mut self, id: TaskId, time: Nanos, comm: Option<CommId>) {
         let last_seen = &mut self.last_seen[id.index()];
         *last_seen = (*last_seen).max(time);
-        let Some(name) = comm.filter(|n| !n.is_empty()) else { return };
-        let key = comm_key(name);
-        if key != 0 && key == self.comm_keys[id.index()] {
-            return;
+        match comm {
+            Some(comm) if comm != self.current_comm[id.index()] => self.rename(id, time, comm),
+            _ => {}
         }
-        self.note_name(id, time, name, key, comms);
     }
 
     #[cold]
-    fn note_name(&mut self, id: TaskId, time: Nanos, name: &[u8], key: u128, comms: &mut Comms) {
-        let task = &mut self.list[id.index()];
-        if comms.name(task.last_comm()).as_bytes() != name {
-            let new = comms.intern(name);
-            task.comms.push((time, new));
-        }
-        self.comm_keys[id.index()] = key;
+    fn rename(&mut self, id: TaskId, time: Nanos, comm: CommId) {
+        self.list[id.index()].comms.push((time, comm));
+        self.current_comm[id.index()] = comm;
     }
 }
 
@@ -239,9 +237,10 @@ mod tests {
         let mut comms = Comms::default();
         let mut tasks = Tasks::new(&mut comms);
         let sh = comms.intern(b"sh");
+        let sleep = comms.intern(b"sleep");
         let t = tasks.create(Pid(42), sh, Nanos(100));
-        tasks.seen(t, Nanos(200), Some(b"sleep"), &mut comms);
-        tasks.seen(t, Nanos(300), Some(b"sleep"), &mut comms);
+        tasks.seen(t, Nanos(200), Some(sleep));
+        tasks.seen(t, Nanos(300), Some(sleep));
         let task = tasks.get(t);
         assert_eq!(task.comms.len(), 2);
         assert_eq!(comms.name(task.comm_at(Nanos(150))), "sh");

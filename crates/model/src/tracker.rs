@@ -3,21 +3,26 @@
 //! migrations in between. It never does I/O and never invents state: when the stream
 //! does not say what happened (lost events, a switch the kernel did not record), the
 //! stretch is marked uncertain and the state resynchronises at the next clear sign.
+//!
+//! Its input is checked here, once: CPU numbers from event fields against the trace's
+//! CPU count, timestamps against the clock (which never goes backwards), so that every
+//! index below is in range by construction.
 
 use crate::anomalies::{Anomalies, Anomaly};
-use crate::events::{EventContext, SchedEvent};
+use crate::events::{EventContext, Sched};
+use crate::model::{Detail, Model};
 use crate::tables::*;
-use crate::tasks::{Comms, TaskId, Tasks};
+use crate::tasks::{CommId, Comms, TaskId, Tasks};
 use std::collections::BTreeMap;
 use tracedat::{Cpu, Nanos, Pid};
 
-/// CPUs beyond this many are treated as garbage (a damaged event).
-const MAX_CPUS: u32 = 1 << 16;
 /// The kernel's comm is at most 15 characters.
 const COMM_LEN: usize = 15;
 /// An idle CPU switches to a task queued on it within microseconds; one still queued
 /// this long while the CPU shows idle again was switched in without a record.
 const QUEUED_ON_IDLE_LIMIT: Nanos = Nanos(1_000_000);
+/// A table row that was not recorded (the model was built without that table).
+const NO_ROW: u32 = u32::MAX;
 
 /// What a CPU is known to be doing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -49,15 +54,13 @@ struct CpuState {
 }
 
 impl CpuState {
-    fn new() -> CpuState {
-        CpuState {
-            current: Current::NotStarted,
-            first_event: None,
-            last_event: None,
-            last_evidence: Nanos::ZERO,
-            queued: Vec::new(),
-        }
-    }
+    const NEW: CpuState = CpuState {
+        current: Current::NotStarted,
+        first_event: None,
+        last_event: None,
+        last_evidence: Nanos::ZERO,
+        queued: Vec::new(),
+    };
 }
 
 /// What a task is known to be doing.
@@ -67,15 +70,18 @@ enum State {
     /// Forked, not yet runnable.
     New,
     Blocked,
-    /// Between `sched_waking` and `sched_wakeup`.
+    /// Between `sched_waking` and `sched_wakeup` (its wakeup's row).
     Waking {
         wakeup: u32,
     },
-    /// Waiting in `queue`'s runqueue: its wait and the current piece of it there.
+    /// Waiting in `queue`'s runqueue since `queued` (its wait began at `waiting`); `wait`
+    /// and `piece` are its rows in the tables.
     Runnable {
         wait: u32,
         queue: Cpu,
         piece: u32,
+        waiting: Nanos,
+        queued: Nanos,
     },
     Running {
         cpu: Cpu,
@@ -99,29 +105,17 @@ impl TaskRuntime {
 
 /// Options for building.
 #[derive(Clone, Debug, Default)]
-pub struct TrackerOptions {
+pub(crate) struct TrackerOptions {
     /// The trace has no `sched_wakeup`: treat `sched_waking` as the enqueue.
     pub waking_enqueues: bool,
     /// Names of pids known before any event (the trace's saved cmdlines).
     pub initial_names: BTreeMap<i32, String>,
+    /// Which tables to fill.
+    pub detail: Detail,
 }
 
-/// Everything the tracker produces.
-#[derive(Clone, Debug)]
-pub struct Output {
-    pub cpus: Vec<CpuTimeline>,
-    pub tasks: Tasks,
-    pub comms: Comms,
-    pub waits: Waits,
-    pub wakeups: Wakeups,
-    pub migrations: Migrations,
-    pub anomalies: Anomalies,
-    /// The task of the first `sched_process_exec` in the trace.
-    pub first_exec: Option<TaskId>,
-}
-
-/// Feeds on events in timestamp order; [`Tracker::finish`] returns the model's tables.
-pub struct Tracker {
+/// Feeds on events in timestamp order; [`Tracker::finish`] returns the model.
+pub(crate) struct Tracker {
     options: TrackerOptions,
     cpu_state: Vec<CpuState>,
     timelines: Vec<CpuTimeline>,
@@ -133,16 +127,20 @@ pub struct Tracker {
     migrations: Migrations,
     anomalies: Anomalies,
     first_exec: Option<TaskId>,
+    /// The latest time seen: no event is placed before it.
+    clock: Nanos,
 }
 
 impl Tracker {
+    /// A tracker for a machine of `cpu_count` CPUs (at most [`MAX_CPUS`]).
     pub fn new(cpu_count: u32, options: TrackerOptions) -> Tracker {
+        let cpu_count = cpu_count.min(MAX_CPUS);
         let mut comms = Comms::default();
         let tasks = Tasks::new(&mut comms);
-        let mut tracker = Tracker {
+        Tracker {
             options,
-            cpu_state: Vec::new(),
-            timelines: Vec::new(),
+            cpu_state: vec![CpuState::NEW; cpu_count as usize],
+            timelines: (0..cpu_count).map(|cpu| CpuTimeline::new(Cpu(cpu))).collect(),
             tasks,
             comms,
             runtime: vec![TaskRuntime::NEW],
@@ -151,91 +149,107 @@ impl Tracker {
             migrations: Migrations::default(),
             anomalies: Anomalies::default(),
             first_exec: None,
-        };
-        tracker.ensure_cpu(cpu_count.saturating_sub(1).min(MAX_CPUS - 1));
-        tracker
+            clock: Nanos::ZERO,
+        }
     }
 
+    /// Whether `cpu` is one of the machine's, counting the anomaly when it is not.
     #[inline]
-    fn ensure_cpu(&mut self, cpu: u32) {
-        if (cpu as usize) < self.timelines.len() {
-            return;
+    fn in_range(&mut self, cpu: Cpu, time: Nanos) -> bool {
+        let ok = cpu.index() < self.cpu_state.len();
+        if !ok {
+            self.anomalies.count(Anomaly::CpuOutOfRange, time);
         }
-        self.add_cpus(cpu);
+        ok
     }
 
-    #[cold]
-    fn add_cpus(&mut self, cpu: u32) {
-        while self.timelines.len() <= cpu as usize {
-            let next = Cpu(self.timelines.len() as u32);
-            self.timelines.push(CpuTimeline { cpu: next, ..CpuTimeline::default() });
-            self.cpu_state.push(CpuState::new());
-        }
-    }
-
-    /// Processes one event.
-    pub fn event(&mut self, ctx: EventContext, event: &SchedEvent<'_>) {
-        if ctx.cpu.0 >= MAX_CPUS {
-            self.anomalies.count(Anomaly::CpuOutOfRange, ctx.ts);
+    /// Processes one event; `name` gives the model's name for each of the event's names
+    /// (`None` for an empty one), interning it in the table it is given.
+    pub fn event<N: Copy>(
+        &mut self,
+        ctx: EventContext,
+        event: &Sched<N>,
+        name: &mut impl FnMut(N, &mut Comms) -> Option<CommId>,
+    ) {
+        if !self.in_range(ctx.cpu, ctx.ts) {
             return;
         }
-        self.ensure_cpu(ctx.cpu.0);
-        self.note_time(ctx);
+        let ctx = self.note_time(ctx);
         let common = self.task_for(ctx.pid, None, ctx.ts);
         self.observe_running(ctx.cpu, common, ctx.ts);
+        let mut name = |n: N, tracker: &mut Tracker| name(n, &mut tracker.comms);
         match *event {
-            SchedEvent::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
-                let prev = self.task_for(prev_pid, Some(prev_comm), ctx.ts);
-                let next = self.task_for(next_pid, Some(next_comm), ctx.ts);
+            Sched::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
+                let prev_comm = name(prev_comm, self);
+                let prev = self.task_for(prev_pid, prev_comm, ctx.ts);
+                let next_comm = name(next_comm, self);
+                let next = self.task_for(next_pid, next_comm, ctx.ts);
                 self.switch(ctx, prev, prev_state, next);
             }
-            SchedEvent::Waking { pid, comm, target_cpu } => {
-                let task = self.task_for(pid, Some(comm), ctx.ts);
+            Sched::Waking { pid, comm, target_cpu } => {
+                let comm = name(comm, self);
+                let task = self.task_for(pid, comm, ctx.ts);
+                let target_cpu = target_cpu.filter(|&cpu| self.in_range(cpu, ctx.ts));
                 self.waking(ctx, common, task, target_cpu);
             }
-            SchedEvent::Wakeup { pid, comm, target_cpu, success } => {
-                let task = self.task_for(pid, Some(comm), ctx.ts);
-                if success != Some(false) {
-                    self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
+            Sched::Wakeup { pid, comm, target_cpu, success } => {
+                let comm = name(comm, self);
+                let task = self.task_for(pid, comm, ctx.ts);
+                let target = target_cpu.unwrap_or(ctx.cpu);
+                if success != Some(false) && self.in_range(target, ctx.ts) {
+                    self.wakeup(ctx, task, target, WakeupKind::Wakeup);
                 }
             }
-            SchedEvent::WakeupNew { pid, comm, target_cpu } => {
-                let task = self.task_for(pid, Some(comm), ctx.ts);
-                self.tasks.get_mut(task).forked = true;
-                self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::NewTask);
+            Sched::WakeupNew { pid, comm, target_cpu } => {
+                let comm = name(comm, self);
+                let task = self.task_for(pid, comm, ctx.ts);
+                if task != TaskId::IDLE {
+                    self.tasks.get_mut(task).forked = true;
+                }
+                let target = target_cpu.unwrap_or(ctx.cpu);
+                if self.in_range(target, ctx.ts) {
+                    self.wakeup(ctx, task, target, WakeupKind::NewTask);
+                }
             }
-            SchedEvent::MigrateTask { pid, comm, orig_cpu, dest_cpu } => {
-                let task = self.task_for(pid, Some(comm), ctx.ts);
-                self.migrate(ctx, common, task, orig_cpu, dest_cpu);
+            Sched::MigrateTask { pid, comm, orig_cpu, dest_cpu } => {
+                let comm = name(comm, self);
+                let task = self.task_for(pid, comm, ctx.ts);
+                if self.in_range(orig_cpu, ctx.ts) && self.in_range(dest_cpu, ctx.ts) {
+                    self.migrate(ctx, common, task, orig_cpu, dest_cpu);
+                }
             }
-            SchedEvent::Fork { parent_pid, parent_comm, child_pid, child_comm } => {
-                let parent = self.task_for(parent_pid, Some(parent_comm), ctx.ts);
+            Sched::Fork { parent_pid, parent_comm, child_pid, child_comm } => {
+                let parent_comm = name(parent_comm, self);
+                let parent = self.task_for(parent_pid, parent_comm, ctx.ts);
+                let child_comm = name(child_comm, self);
                 self.fork(ctx, parent, child_pid, child_comm);
             }
-            SchedEvent::Exec { pid, filename } => {
+            Sched::Exec { pid, filename } => {
                 let task = self.task_for(pid, None, ctx.ts);
+                let filename = name(filename, self);
                 self.exec(ctx, task, filename);
             }
-            SchedEvent::Exit { pid, comm } => {
-                let task = self.task_for(pid, Some(comm), ctx.ts);
+            Sched::Exit { pid, comm } => {
+                let comm = name(comm, self);
+                let task = self.task_for(pid, comm, ctx.ts);
                 if task != TaskId::IDLE {
                     self.tasks.get_mut(task).exit = Some(ctx.ts);
                     self.runtime[task.index()].exiting = true;
                 }
             }
-            SchedEvent::Free { .. } | SchedEvent::Other => {}
+            Sched::Unreadable => self.anomalies.count(Anomaly::MissingField, ctx.ts),
+            Sched::Free { .. } | Sched::Other => {}
         }
     }
 
     /// Events were lost on `cpu` after its last event; `count` when the kernel said how many.
     pub fn lost(&mut self, cpu: Cpu, count: Option<u64>) {
-        if cpu.0 >= MAX_CPUS {
+        if !self.in_range(cpu, self.clock) {
             return;
         }
-        self.ensure_cpu(cpu.0);
         let timeline = &mut self.timelines[cpu.index()];
         match count {
-            Some(n) => timeline.lost_events += n,
+            Some(n) => timeline.lost_events = timeline.lost_events.saturating_add(n),
             None => timeline.lost_unknown += 1,
         }
         let (current, since) = (self.cpu_state[cpu.index()].current, self.cpu_state[cpu.index()].last_event);
@@ -257,48 +271,69 @@ impl Tracker {
         }
     }
 
+    /// Notes the event's time on its CPU and places it on the clock: a timestamp earlier
+    /// than its CPU's previous one (a damaged page) is counted, and no event is placed
+    /// before one already seen, so every table stays in time order.
     #[inline]
-    fn note_time(&mut self, ctx: EventContext) {
+    fn note_time(&mut self, mut ctx: EventContext) -> EventContext {
         let state = &mut self.cpu_state[ctx.cpu.index()];
-        match state.last_event {
-            Some(last) if ctx.ts < last => self.anomalies.count(Anomaly::TimeWentBackwards, ctx.ts),
-            None => state.first_event = Some(ctx.ts),
-            Some(_) => {}
+        if state.last_event.is_some_and(|last| ctx.ts < last) {
+            self.anomalies.count(Anomaly::TimeWentBackwards, ctx.ts);
+        }
+        ctx.ts = ctx.ts.max(self.clock);
+        self.clock = ctx.ts;
+        if state.last_event.is_none() {
+            state.first_event = Some(ctx.ts);
         }
         state.last_event = Some(ctx.ts);
         if let Current::Uncertain { since: since @ None, .. } = &mut state.current {
             // Events were lost before this CPU's first event: uncertain from here.
             *since = Some(ctx.ts);
         }
+        ctx
     }
 
     /// The task with `pid`, created at its first sighting; notes its name if given.
-    #[inline]
-    fn task_for(&mut self, pid: Pid, comm: Option<&[u8]>, time: Nanos) -> TaskId {
+    #[inline(always)]
+    fn task_for(&mut self, pid: Pid, comm: Option<CommId>, time: Nanos) -> TaskId {
         if pid.is_idle() {
             return TaskId::IDLE;
         }
         match self.tasks.by_pid(pid) {
             Some(task) => {
-                self.tasks.seen(task, time, comm, &mut self.comms);
+                self.tasks.seen(task, time, comm);
                 task
             }
-            None => {
-                let name = match comm.filter(|c| !c.is_empty()) {
-                    Some(c) => c.to_vec(),
-                    None => self.options.initial_names.get(&pid.0).map_or(b"<...>".to_vec(), |n| n.as_bytes().to_vec()),
-                };
-                let comm = self.comms.intern(&name);
-                let task = self.tasks.create(pid, comm, time);
-                self.runtime.push(TaskRuntime::NEW);
-                task
-            }
+            None => self.first_sighting(pid, comm, time),
         }
     }
 
+    #[cold]
+    fn first_sighting(&mut self, pid: Pid, comm: Option<CommId>, time: Nanos) -> TaskId {
+        let comm = comm.unwrap_or_else(|| {
+            let name = self.options.initial_names.get(&pid.0).map_or("<...>", |n| n.as_str());
+            self.comms.intern(name.as_bytes())
+        });
+        let task = self.tasks.create(pid, comm, time);
+        self.runtime.push(TaskRuntime::NEW);
+        task
+    }
+
     /// An event on `cpu` shows `task` running there at `time`.
-    #[inline]
+    #[inline(always)]
     fn observe_running(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
+        let state = &mut self.cpu_state[cpu.index()];
+        // The usual case: the task the model has running there, with nothing to check.
+        if let Current::Running { task: current, .. } = state.current {
+            if current == task && (task != TaskId::IDLE || state.queued.is_empty()) {
+                state.last_evidence = time;
+                return;
+            }
+        }
+        self.observe_running_otherwise(cpu, task, time);
+    }
+
+    fn observe_running_otherwise(&mut self, cpu: Cpu, task: TaskId, time: Nanos) {
         let state = &mut self.cpu_state[cpu.index()];
         match state.current {
             Current::Running { task: current, since, flags } if current == task => {
@@ -342,22 +377,20 @@ impl Tracker {
     /// where they began on this CPU, and the earliest such time is returned, from which
     /// the CPU's state is uncertain.
     fn run_stale_queue(&mut self, cpu: Cpu, idle_since: Nanos, time: Nanos) -> Option<Nanos> {
-        if self.cpu_state[cpu.index()].queued.is_empty() {
+        let queued = &self.cpu_state[cpu.index()].queued;
+        if queued.is_empty() {
             return None;
         }
-        let queue = &self.timelines[cpu.index()].queue;
-        let stale: Vec<(TaskId, Nanos)> = self.cpu_state[cpu.index()]
-            .queued
-            .iter()
-            .filter_map(|&task| match self.runtime[task.index()].state {
-                State::Runnable { piece, .. } => {
-                    let since = queue.start[piece as usize].max(idle_since);
-                    (time.saturating_sub(since) > QUEUED_ON_IDLE_LIMIT).then_some((task, since))
-                }
-                _ => None,
-            })
-            .collect();
-        let first = stale.iter().map(|&(_, since)| since).min()?;
+        let stale_since = |runtime: &TaskRuntime| match runtime.state {
+            State::Runnable { queued, .. } => {
+                let since = queued.max(idle_since);
+                (time.saturating_sub(since) > QUEUED_ON_IDLE_LIMIT).then_some(since)
+            }
+            _ => None,
+        };
+        let first = queued.iter().filter_map(|&task| stale_since(&self.runtime[task.index()])).min()?;
+        let stale: Vec<(TaskId, Nanos)> =
+            queued.iter().filter_map(|&task| Some((task, stale_since(&self.runtime[task.index()])?))).collect();
         for (task, since) in stale {
             self.end_wait(task, since, WaitEnd::Unrecorded, cpu);
             self.runtime[task.index()].state = State::Unknown;
@@ -386,25 +419,24 @@ impl Tracker {
             State::Runnable { queue, .. } => {
                 self.end_wait(task, time, WaitEnd::Ran, cpu);
                 if queue != cpu {
-                    self.migrations.push(Migration {
-                        time,
-                        task,
-                        from: queue,
-                        to: cpu,
-                        reason: MigrationReason::Inferred,
-                    });
+                    self.migrated(time, task, queue, cpu, MigrationReason::Inferred);
                 }
             }
             _ => {
                 if let Some(from) = runtime.cpu.filter(|&c| c != cpu) {
-                    self.migrations.push(Migration { time, task, from, to: cpu, reason: MigrationReason::Inferred });
+                    self.migrated(time, task, from, cpu, MigrationReason::Inferred);
                 }
             }
         }
-
         let runtime = &mut self.runtime[task.index()];
         runtime.state = State::Running { cpu };
         runtime.cpu = Some(cpu);
+    }
+
+    fn migrated(&mut self, time: Nanos, task: TaskId, from: Cpu, to: Cpu, reason: MigrationReason) {
+        if self.options.detail.migrations() {
+            self.migrations.push(Migration { time, task, from, to, reason });
+        }
     }
 
     /// `task`, believed running on `cpu`, now runs elsewhere: its switch-out on `cpu` was
@@ -423,6 +455,7 @@ impl Tracker {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn end_segment(
         &mut self,
         cpu: Cpu,
@@ -472,9 +505,8 @@ impl Tracker {
             return;
         }
         match self.runtime[task.index()].state {
-            State::Runnable { queue, wait, .. } => {
-                let end = unknown_since.max(self.waits.start[wait as usize]);
-                self.end_wait(task, end, WaitEnd::Lost, queue);
+            State::Runnable { queue, waiting, .. } => {
+                self.end_wait(task, unknown_since.max(waiting), WaitEnd::Lost, queue)
             }
             State::Running { cpu: other } if other != cpu => self.lose_track_elsewhere(other, task, time),
             _ => {}
@@ -515,13 +547,12 @@ impl Tracker {
         }
     }
 
-    /// `task` becomes runnable on `cpu`'s runqueue; returns its wait's index.
+    /// `task` becomes runnable on `cpu`'s runqueue; returns its wait's row.
     fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) -> u32 {
-        let wait = self.waits.len() as u32;
-        self.waits.push(Wait { task, start: time, end: time, cause, end_kind: WaitEnd::TraceEnd, ran_on: cpu });
+        let wait = if self.options.detail.waits() { self.waits.begin(task, time, cause, cpu) } else { NO_ROW };
         let piece = self.start_queue_piece(cpu, task, wait, time);
         let runtime = &mut self.runtime[task.index()];
-        runtime.state = State::Runnable { wait, queue: cpu, piece };
+        runtime.state = State::Runnable { wait, queue: cpu, piece, waiting: time, queued: time };
         runtime.cpu = Some(cpu);
         wait
     }
@@ -531,19 +562,20 @@ impl Tracker {
         let queued = &mut self.cpu_state[cpu.index()].queued;
         self.runtime[task.index()].queue_slot = queued.len() as u32;
         queued.push(task);
-        let queue = &mut self.timelines[cpu.index()].queue;
-        queue.push(QueuePiece { start: time, end: time, wait });
-        (queue.len() - 1) as u32
+        if wait == NO_ROW {
+            return NO_ROW;
+        }
+        self.timelines[cpu.index()].queue.begin(time, wait)
     }
 
     /// Ends `task`'s wait at `time`; `cpu` is where it ran (when `how` is `Ran`).
     fn end_wait(&mut self, task: TaskId, time: Nanos, how: WaitEnd, cpu: Cpu) {
-        let State::Runnable { wait, queue, piece } = self.runtime[task.index()].state else { return };
+        let State::Runnable { wait, queue, piece, waiting, .. } = self.runtime[task.index()].state else { return };
+        let time = time.max(waiting);
         self.end_queue_piece(queue, task, piece, time);
-        let slot = wait as usize;
-        self.waits.end[slot] = time.max(self.waits.start[slot]);
-        self.waits.end_kind[slot] = how;
-        self.waits.ran_on[slot] = cpu;
+        if wait != NO_ROW {
+            self.waits.end(wait, time, how, cpu);
+        }
         self.runtime[task.index()].state = State::Blocked;
     }
 
@@ -560,9 +592,9 @@ impl Tracker {
                 self.runtime[moved.index()].queue_slot = position as u32;
             }
         }
-        let pieces = &mut self.timelines[queue.index()].queue;
-        let start = pieces.start[piece as usize];
-        pieces.end[piece as usize] = end.max(start);
+        if piece != NO_ROW {
+            self.timelines[queue.index()].queue.end(piece, end);
+        }
     }
 
     fn waking(&mut self, ctx: EventContext, waker: TaskId, task: TaskId, target_cpu: Option<Cpu>) {
@@ -575,66 +607,47 @@ impl Tracker {
             State::New | State::Blocked | State::Unknown => {}
         }
         let prev_cpu = runtime.cpu.or(target_cpu);
-        let index = self.wakeups.len() as u32;
-        self.wakeups.push(Wakeup {
-            kind: WakeupKind::Wakeup,
-            wakee: task,
-            waking: Some(ctx.ts),
-            waker: Some(waker),
-            waker_cpu: Some(ctx.cpu),
-            prev_cpu,
-            target_cpu: prev_cpu.unwrap_or(ctx.cpu),
-            wait: None,
-        });
-        self.runtime[task.index()].state = State::Waking { wakeup: index };
+        let wakeup = if self.options.detail.wakeups() {
+            self.wakeups.begin(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu))
+        } else {
+            NO_ROW
+        };
+        self.runtime[task.index()].state = State::Waking { wakeup };
         if self.options.waking_enqueues {
             self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
         }
     }
 
     fn wakeup(&mut self, ctx: EventContext, task: TaskId, target: Cpu, kind: WakeupKind) {
-        if task == TaskId::IDLE || target.0 >= MAX_CPUS {
+        if task == TaskId::IDLE {
             return;
         }
-        self.ensure_cpu(target.0);
         let runtime = self.runtime[task.index()];
-        let index = match runtime.state {
+        let wakeup = match runtime.state {
             State::Running { .. } | State::Runnable { .. } => {
                 self.anomalies.count(Anomaly::WakeupOfRunningTask, ctx.ts);
                 return;
             }
             State::Waking { wakeup } => wakeup,
-            State::New | State::Blocked | State::Unknown => {
-                let index = self.wakeups.len() as u32;
-                self.wakeups.push(Wakeup {
-                    kind,
-                    wakee: task,
-                    waking: None,
-                    waker: None,
-                    waker_cpu: None,
-                    prev_cpu: runtime.cpu,
-                    target_cpu: target,
-                    wait: None,
-                });
-                index
+            State::New | State::Blocked | State::Unknown if self.options.detail.wakeups() => {
+                self.wakeups.begin(ctx.ts, task, None, runtime.cpu, target)
             }
+            State::New | State::Blocked | State::Unknown => NO_ROW,
         };
         if let Some(from) = runtime.cpu.filter(|&c| c != target) {
-            self.migrations.push(Migration { time: ctx.ts, task, from, to: target, reason: MigrationReason::Inferred });
+            self.migrated(ctx.ts, task, from, target, MigrationReason::Inferred);
         }
         let cause = if kind == WakeupKind::NewTask { WaitCause::NewTask } else { WaitCause::Wakeup };
         let wait = self.enqueue(task, target, ctx.ts, cause);
-        let slot = index as usize;
-        self.wakeups.kind[slot] = kind;
-        self.wakeups.target_cpu[slot] = target;
-        self.wakeups.wait[slot] = Some(wait);
+        if wakeup != NO_ROW {
+            self.wakeups.enqueued(wakeup, kind, target, (wait != NO_ROW).then_some(wait));
+        }
     }
 
     fn migrate(&mut self, ctx: EventContext, mover: TaskId, task: TaskId, orig: Cpu, dest: Cpu) {
-        if task == TaskId::IDLE || orig == dest || dest.0 >= MAX_CPUS {
+        if task == TaskId::IDLE || orig == dest {
             return;
         }
-        self.ensure_cpu(dest.0);
         let runtime = self.runtime[task.index()];
         if runtime.cpu.is_some_and(|c| c != orig) {
             self.anomalies.count(Anomaly::MigrateFromUnexpectedCpu, ctx.ts);
@@ -647,16 +660,16 @@ impl Tracker {
             State::Runnable { .. } | State::Running { .. } => MigrationReason::LoadBalance,
             State::Blocked | State::Unknown => MigrationReason::Other,
         };
-        if let State::Runnable { wait, queue, piece } = runtime.state {
+        if let State::Runnable { wait, queue, piece, waiting, .. } = runtime.state {
             self.end_queue_piece(queue, task, piece, ctx.ts);
             let piece = self.start_queue_piece(dest, task, wait, ctx.ts);
-            self.runtime[task.index()].state = State::Runnable { wait, queue: dest, piece };
+            self.runtime[task.index()].state = State::Runnable { wait, queue: dest, piece, waiting, queued: ctx.ts };
         }
         self.runtime[task.index()].cpu = Some(dest);
-        self.migrations.push(Migration { time: ctx.ts, task, from: orig, to: dest, reason });
+        self.migrated(ctx.ts, task, orig, dest, reason);
     }
 
-    fn fork(&mut self, ctx: EventContext, parent: TaskId, child_pid: Pid, child_comm: &[u8]) {
+    fn fork(&mut self, ctx: EventContext, parent: TaskId, child_pid: Pid, child_comm: Option<CommId>) {
         if child_pid.is_idle() {
             return;
         }
@@ -666,7 +679,7 @@ impl Tracker {
             }
             self.abandon(old, ctx.ts);
         }
-        let comm = self.comms.intern(child_comm);
+        let comm = child_comm.unwrap_or_else(|| self.comms.intern(b""));
         let child = self.tasks.create(child_pid, comm, ctx.ts);
         self.runtime.push(TaskRuntime { state: State::New, cpu: Some(ctx.cpu), ..TaskRuntime::NEW });
         let task = self.tasks.get_mut(child);
@@ -674,19 +687,21 @@ impl Tracker {
         task.forked = true;
     }
 
-    fn exec(&mut self, ctx: EventContext, task: TaskId, filename: &[u8]) {
+    fn exec(&mut self, ctx: EventContext, task: TaskId, filename: Option<CommId>) {
         if task == TaskId::IDLE {
             return;
         }
-        let base = filename.rsplit(|&b| b == b'/').next().unwrap_or(filename);
-        let comm = &base[..base.len().min(COMM_LEN)];
-        self.tasks.seen(task, ctx.ts, Some(comm), &mut self.comms);
-        self.tasks.get_mut(task).execs.push((ctx.ts, String::from_utf8_lossy(filename).into_owned()));
+        let filename = filename.map_or(String::new(), |f| self.comms.name(f).to_string());
+        let base = filename.rsplit('/').next().unwrap_or(&filename);
+        let comm = truncate_comm(base.as_bytes());
+        let comm = (!comm.is_empty()).then(|| self.comms.intern(comm));
+        self.tasks.seen(task, ctx.ts, comm);
+        self.tasks.get_mut(task).execs.push((ctx.ts, filename));
         self.first_exec.get_or_insert(task);
     }
 
-    /// Closes what is still open at each CPU's last event and returns the tables.
-    pub fn finish(mut self) -> Output {
+    /// Closes what is still open at each CPU's last event and returns the model.
+    pub fn finish(mut self) -> Model {
         let trace_end = self.cpu_state.iter().filter_map(|s| s.last_event).max().unwrap_or_default();
         for (timeline, state) in self.timelines.iter_mut().zip(&self.cpu_state) {
             (timeline.first_event, timeline.last_event) = (state.first_event, state.last_event);
@@ -705,12 +720,16 @@ impl Tracker {
             }
         }
         for index in 0..self.runtime.len() {
-            let State::Runnable { wait, queue, piece } = self.runtime[index].state else { continue };
-            let end = self.cpu_state[queue.index()].last_event.unwrap_or(trace_end);
-            self.end_queue_piece(queue, TaskId(index as u32), piece, end);
-            self.waits.end[wait as usize] = end.max(self.waits.start[wait as usize]);
+            let State::Runnable { wait, queue, piece, waiting, .. } = self.runtime[index].state else { continue };
+            let end = self.cpu_state[queue.index()].last_event.unwrap_or(trace_end).max(waiting);
+            if piece != NO_ROW {
+                self.timelines[queue.index()].queue.end(piece, end);
+            }
+            if wait != NO_ROW {
+                self.waits.set_end(wait, end);
+            }
         }
-        Output {
+        Model::from_parts(crate::model::Parts {
             cpus: self.timelines,
             tasks: self.tasks,
             comms: self.comms,
@@ -719,8 +738,15 @@ impl Tracker {
             migrations: self.migrations,
             anomalies: self.anomalies,
             first_exec: self.first_exec,
-        }
+            detail: self.options.detail,
+        })
     }
+}
+
+/// A file name's first 15 bytes, as the kernel names a task after exec (not cut inside
+/// a UTF-8 character, so the name stays readable).
+fn truncate_comm(name: &[u8]) -> &[u8] {
+    &name[..name.len().min(COMM_LEN)]
 }
 
 /// `prev_state` bits of a dead task on every kernel: EXIT_ZOMBIE and EXIT_DEAD are 0x10

@@ -5,7 +5,7 @@ use model::scenario::*;
 use model::*;
 
 fn task(model: &Model, pid: i32) -> TaskId {
-    model.tasks.by_pid(Pid(pid)).expect("task exists")
+    model.tasks().by_pid(Pid(pid)).expect("task exists")
 }
 
 #[test]
@@ -26,12 +26,12 @@ fn preemption_puts_the_preempted_task_back_in_the_runqueue() {
          0q ..bbbaaaaa.....",
     );
     let a = task(&model, 1);
-    let wait = model.waits.iter().find(|w| w.task == a).unwrap();
+    let wait = model.waits().iter().find(|w| w.task == a).unwrap();
     assert_eq!(
         (wait.start, wait.end, wait.cause, wait.end_kind),
         (Nanos(50), Nanos(100), WaitCause::Preempted, WaitEnd::Ran)
     );
-    let first = model.cpus[0].segments.get(0);
+    let first = model.cpus()[0].segments().get(0);
     assert_eq!((first.end_kind, first.started_by_switch()), (SegmentEnd::Preempted, false));
 }
 
@@ -56,7 +56,7 @@ fn wakeup_onto_another_cpu_records_waker_and_placement() {
          1: ...BBBB...
          1q ..........",
     );
-    let w = model.wakeups.get(0);
+    let w = model.wakeups().get(0);
     assert_eq!(w.wakee, task(&model, 2));
     assert_eq!(
         (w.waker, w.waker_cpu, w.prev_cpu, w.target_cpu),
@@ -96,9 +96,9 @@ fn migration_while_runnable_moves_the_wait_between_runqueues() {
          1q ....bb....",
     );
     let b = task(&model, 2);
-    let wait = model.waits.iter().find(|w| w.task == b).unwrap();
+    let wait = model.waits().iter().find(|w| w.task == b).unwrap();
     assert_eq!((wait.start, wait.end, wait.ran_on), (Nanos(10), Nanos(60), Cpu(1)));
-    let m = model.migrations.get(0);
+    let m = model.migrations().get(0);
     assert_eq!((m.from, m.to, m.reason, m.time), (Cpu(0), Cpu(1), MigrationReason::LoadBalance, Nanos(40)));
 }
 
@@ -116,8 +116,8 @@ fn fork_exec_changes_the_name_and_exit_ends_the_task() {
         .switch(100, 0, 2, 0x10, 0)
         .other(110, 0, 0)
         .finish();
-    let child = model.tasks.get(task(&model, 2));
-    let names: Vec<_> = child.comms.iter().map(|&(t, c)| (t, model.comms.name(c).to_string())).collect();
+    let child = model.tasks().get(task(&model, 2));
+    let names: Vec<_> = child.comms.iter().map(|&(t, c)| (t, model.comms().name(c).to_string())).collect();
     assert_eq!(names, [(Nanos(20), "bash".to_string()), (Nanos(50), "sleep".to_string())]);
     assert!(child.forked);
     assert_eq!((child.parent, child.exit), (Some(task(&model, 1)), Some(Nanos(90))));
@@ -126,7 +126,7 @@ fn fork_exec_changes_the_name_and_exit_ends_the_task() {
         "0: BBBBBSSSSS.
          0q ..b........",
     );
-    let last = model.cpus[0].segments.iter().find(|s| s.task == task(&model, 2)).unwrap();
+    let last = model.cpus()[0].segments().iter().find(|s| s.task == task(&model, 2)).unwrap();
     assert_eq!(last.end_kind, SegmentEnd::Exited);
     assert_eq!(model.comm_at(task(&model, 2), Nanos(40)), "bash");
 }
@@ -142,7 +142,7 @@ fn a_task_running_at_trace_start_runs_from_the_cpus_first_event() {
         "0:  AAAABBBB
          0q .........",
     );
-    let first = model.cpus[0].segments.get(0);
+    let first = model.cpus()[0].segments().get(0);
     assert_eq!((first.start, first.started_by_switch()), (Nanos(10), false));
 }
 
@@ -163,9 +163,9 @@ fn lost_events_make_the_cpu_uncertain_until_the_next_switch() {
         "0: AAA?????BBB
          0q ...........",
     );
-    let timeline = &model.cpus[0];
-    assert_eq!((timeline.lost_events, timeline.uncertain.clone()), (12, vec![(Nanos(30), Nanos(80))]));
-    assert_eq!(timeline.segments.get(0).end_kind, SegmentEnd::Lost);
+    let timeline = &model.cpus()[0];
+    assert_eq!((timeline.lost_events(), timeline.uncertain().to_vec()), (12, vec![(Nanos(30), Nanos(80))]));
+    assert_eq!(timeline.segments().get(0).end_kind, SegmentEnd::Lost);
 }
 
 #[test]
@@ -185,8 +185,8 @@ fn an_unrecorded_switch_is_resolved_by_the_next_sign_of_life() {
         "0: ....??BBB.
          0q ..bbbb....",
     );
-    assert_eq!(model.anomalies.get(Anomaly::UnrecordedSwitch), 1);
-    let b = model.cpus[0].segments.iter().find(|s| s.task == task(&model, 2)).unwrap();
+    assert_eq!(model.anomalies().get(Anomaly::UnrecordedSwitch), 1);
+    let b = model.cpus()[0].segments().iter().find(|s| s.task == task(&model, 2)).unwrap();
     assert!(!b.started_by_switch());
 }
 
@@ -205,11 +205,11 @@ fn inconsistent_streams_are_counted_not_fatal() {
         .switch(50, 70_000, 2, S, 1)
         .other(60, 0, 2)
         .finish();
-    assert!(model.anomalies.get(Anomaly::UnrecordedSwitch) >= 1);
-    assert_eq!(model.anomalies.get(Anomaly::WakeupOfRunningTask), 1);
-    assert_eq!(model.anomalies.get(Anomaly::PidReused), 1);
-    assert_eq!(model.anomalies.get(Anomaly::CpuOutOfRange), 1);
-    assert_eq!(model.tasks.iter().filter(|(_, t)| t.pid == Pid(1)).count(), 2);
+    assert!(model.anomalies().get(Anomaly::UnrecordedSwitch) >= 1);
+    assert_eq!(model.anomalies().get(Anomaly::WakeupOfRunningTask), 1);
+    assert_eq!(model.anomalies().get(Anomaly::PidReused), 1);
+    assert_eq!(model.anomalies().get(Anomaly::CpuOutOfRange), 1);
+    assert_eq!(model.tasks().iter().filter(|(_, t)| t.pid == Pid(1)).count(), 2);
 }
 
 #[test]
@@ -225,8 +225,52 @@ fn after_sleep_is_the_exit_of_the_first_sleep_in_the_commands_tree() {
         .other(90, 0, 1)
         .finish();
     assert_eq!(model.after_sleep(), Ok(Nanos(70)));
+    let no_sleep = Scenario::new(1, &[(1, "a")]).other(0, 0, 1).exec(5, 0, 1, "/bin/a").finish();
+    assert_eq!(no_sleep.after_sleep(), Err(AfterSleepError::NoSleepInCommand));
     let no_exec = Scenario::new(1, &[(1, "a")]).other(0, 0, 1).finish();
-    assert_eq!(no_exec.after_sleep(), Err(AfterSleepError::NoExec));
+    assert_eq!(no_exec.after_sleep(), Err(AfterSleepError::NoSleep));
+}
+
+#[test]
+fn after_sleep_without_exec_events_is_when_a_sleep_stops_running_for_good() {
+    //  0:  SS.SS.WWWW   Recorded with switches and wakeups only: `sleep` runs twice and
+    //  0q  ..........   then never again; the workload starts when it stops at 50.
+    let model = Scenario::new(1, &[(3, "sleep"), (4, "work")])
+        .other(0, 0, 3)
+        .switch(20, 0, 3, S, 0)
+        .switch(30, 0, 0, R, 3)
+        .switch(50, 0, 3, S, 0)
+        .switch(60, 0, 0, R, 4)
+        .other(100, 0, 4)
+        .finish();
+    assert_eq!(model.after_sleep(), Ok(Nanos(50)));
+}
+
+#[test]
+fn unreadable_events_and_cpus_beyond_the_machine_are_counted() {
+    let model = Scenario::new(2, &[(1, "alpha")])
+        .other(0, 0, 1)
+        .unreadable(10, 0, 1)
+        .migrate(20, 0, 1, 1, 0, 60_000)
+        .wake(30, 1, 0, 1, 7)
+        .finish();
+    assert_eq!(model.anomalies().get(Anomaly::MissingField), 1);
+    assert_eq!(model.anomalies().get(Anomaly::CpuOutOfRange), 2);
+    assert_eq!((model.cpu_count(), model.migrations().len()), (2, 0));
+}
+
+#[test]
+fn time_that_goes_backwards_never_makes_segments_overlap() {
+    //  A damaged page puts CPU 0's switch at 30 after an event at 60: it is placed at 60.
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .other(60, 0, 1)
+        .switch(30, 0, 1, S, 2)
+        .other(100, 0, 2)
+        .finish();
+    assert_eq!(model.anomalies().get(Anomaly::TimeWentBackwards), 1);
+    let spans: Vec<_> = model.cpus()[0].segments().iter().map(|s| (s.start, s.end)).collect();
+    assert_eq!(spans, [(Nanos(0), Nanos(60)), (Nanos(60), Nanos(100))]);
 }
 
 #[test]
@@ -242,13 +286,14 @@ fn a_task_cannot_stay_queued_on_an_idle_cpu() {
         .other(4_000_000, 0, 0)
         .other(5_000_000, 0, 0)
         .finish();
-    let timeline = &model.cpus[0];
-    assert_eq!(timeline.uncertain, [(Nanos(1_000_000), Nanos(4_000_000))]);
-    let wait = model.waits.get(0);
+    let timeline = &model.cpus()[0];
+    assert_eq!(timeline.uncertain(), [(Nanos(1_000_000), Nanos(4_000_000))]);
+    let wait = model.waits().get(0);
     assert_eq!((wait.start, wait.end, wait.end_kind), (Nanos(1_000_000), Nanos(1_000_000), WaitEnd::Unrecorded));
-    let idle: Vec<_> = timeline.segments.iter().filter(|s| s.task == TaskId::IDLE).map(|s| (s.start, s.end)).collect();
+    let idle: Vec<_> =
+        timeline.segments().iter().filter(|s| s.task == TaskId::IDLE).map(|s| (s.start, s.end)).collect();
     assert_eq!(idle, [(Nanos(0), Nanos(1_000_000)), (Nanos(4_000_000), Nanos(5_000_000))]);
-    assert_eq!(model.anomalies.get(Anomaly::UnrecordedSwitch), 1);
+    assert_eq!(model.anomalies().get(Anomaly::UnrecordedSwitch), 1);
 }
 
 #[test]
@@ -268,7 +313,7 @@ fn a_queued_task_that_turns_up_on_a_cpu_after_lost_events_leaves_its_old_runqueu
         .other(110, 0, 0)
         .finish();
     let a = task(&model, 1);
-    let waits: Vec<_> = model.waits.iter().filter(|w| w.task == a).map(|w| (w.start, w.end, w.end_kind)).collect();
+    let waits: Vec<_> = model.waits().iter().filter(|w| w.task == a).map(|w| (w.start, w.end, w.end_kind)).collect();
     assert_eq!(
         waits,
         [(Nanos(30), Nanos(30), WaitEnd::Lost), (Nanos(70), Nanos(110), WaitEnd::TraceEnd)],
@@ -294,7 +339,7 @@ fn a_reused_pid_ends_the_old_tasks_wait() {
         .fork(40, 0, 1, 2)
         .other(100, 0, 1)
         .finish();
-    let waits: Vec<_> = model.waits.iter().map(|w| (w.start, w.end, w.end_kind)).collect();
+    let waits: Vec<_> = model.waits().iter().map(|w| (w.start, w.end, w.end_kind)).collect();
     assert_eq!(waits, [(Nanos(10), Nanos(40), WaitEnd::Lost), (Nanos(40), Nanos(100), WaitEnd::TraceEnd)]);
-    assert_eq!(model.anomalies.get(Anomaly::PidReused), 1);
+    assert_eq!(model.anomalies().get(Anomaly::PidReused), 1);
 }

@@ -11,13 +11,14 @@
 //!
 //! Unreadable entries (tasks that exited meanwhile) are skipped, never fatal.
 
-use crate::context::TaskAffinity;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use tracedat::TaskAffinity;
+use tracedat::recorded::parse_cpu_list;
 
 /// The shortest time between polls.
 const PERIOD: Duration = Duration::from_millis(20);
@@ -136,7 +137,7 @@ fn parent_of(pid: i32) -> Option<i32> {
 fn allowed_cpus(pid: i32, tid: i32) -> Option<Vec<u32>> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok()?;
     let line = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-    crate::cpulist::parse(line)
+    parse_cpu_list(line)
 }
 
 #[cfg(test)]

@@ -1,16 +1,14 @@
 //! Recording scheduler traces straight from tracefs, without trace-cmd, into trace.dat files
-//! that `trace-cmd report` reads like its own; and reading back the context (topology,
-//! scheduler tunables, command, exit status, the tasks' CPU affinity) such recordings carry.
+//! that `trace-cmd report` reads like its own, with the context of the recording
+//! (topology, scheduler tunables, command, exit status, the tasks' CPU affinity) in
+//! tracedat's recorded-context
+//! options (`tracedat::recorded`), which readers get from `Trace::recorded_context`.
 //!
 //! [`record`] touches only event-tracing files (event `enable` files, `buffer_size_kb`,
 //! `tracing_on`, `trace_clock` when asked, `per_cpu/cpuN/trace_pipe_raw`), so it works
 //! where the function tracer's controls refuse writes, and restores them on every way out.
-//! [`recorded_context`] reads the context of any trace.dat (`None` unless schedlens
-//! recorded it).
 
 mod affinity;
-mod context;
-mod cpulist;
 mod error;
 mod events;
 mod machine;
@@ -21,10 +19,15 @@ mod state;
 mod tracefs;
 mod workload;
 
-pub use context::{CommandExit, RecordedContext, TaskAffinity, option_id, recorded_context};
 pub use error::RecordError;
 pub use events::EventName;
 pub use machine::topology_from as sysfs_topology;
 pub use reader::Losses;
 pub use session::{DEFAULT_BUFFER_KB, RecordOptions, Recording, record};
+pub use tracefs::check_privileges;
 pub use workload::{Ended, Workload};
+
+/// Mounting the pseudo file systems (tracefs, debugfs) a recording or a knob needs.
+pub mod mounts {
+    pub use crate::tracefs::{mount, mount_point, unmount};
+}

@@ -3,11 +3,11 @@
 //! at the end the metadata trace-cmd also stores (printk formats, saved cmdlines, clock,
 //! uname, per-CPU stats) and schedlens's context options.
 
-use crate::context::RecordedContext;
 use crate::error::RecordError;
 use crate::events::{self, EventName};
 use crate::tracefs::{Tracefs, selected_clock};
 use std::path::Path;
+use tracedat::RecordedContext;
 use tracedat::format::parse_field_list;
 use tracedat::ringbuf::PageLayout;
 use tracedat::{Endian, FileFormat, FileVersion, TraceWriter};

@@ -4,8 +4,6 @@
 //! and off right after it ends; the readers drain, tracefs is restored, and only then is
 //! the file written. Any error on the way drops the guard, which restores tracefs.
 
-use crate::context::RecordedContext;
-use crate::cpulist;
 use crate::error::RecordError;
 use crate::events::{self, EventName};
 use crate::machine;
@@ -17,6 +15,8 @@ use crate::workload::{Ended, Watch, Workload};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tracedat::FileVersion;
+use tracedat::RecordedContext;
+use tracedat::recorded::parse_cpu_list;
 
 /// Per-CPU ring-buffer size unless asked otherwise: enough on a 2-CPU VM for
 /// `hackbench -g 4 -l 1000` without losses (see docs/ARCHITECTURE.md).
@@ -60,7 +60,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let (fs, mounted) = Tracefs::open()?;
     let mut guard = TracefsGuard::new(fs, mounted);
     let mut context = RecordedContext {
-        topology: machine::topology(),
+        topology: machine::topology().map(|t| t.to_lscpu()),
         tunables: machine::tunables(),
         command: match &options.workload {
             Workload::Command { args, .. } => Some(args.clone()),
@@ -68,6 +68,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
         },
         exit: None,
         affinity: Vec::new(),
+        pid: None,
     };
     let all_cpus = possible_cpus(guard.fs())?;
     let cpus = recorded_cpus(options.cpus.as_deref())?;
@@ -91,6 +92,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let results = readers.finish()?;
     context.exit = ended.exit;
     context.affinity = affinity;
+    context.pid = ended.pid;
     output.add_metadata(guard.fs(), &cpus, &context)?;
     // The recording is kept even when tracefs could not be restored; the error follows.
     let restored = guard.restore();
@@ -133,11 +135,11 @@ fn possible_cpus(fs: &Tracefs) -> Result<Vec<u32>, RecordError> {
 fn recorded_cpus(requested: Option<&str>) -> Result<Vec<u32>, RecordError> {
     let path = "/sys/devices/system/cpu/online";
     let text = std::fs::read_to_string(path).map_err(|e| RecordError::file(path, e))?;
-    let online = cpulist::parse(&text).ok_or_else(|| RecordError::Content { path: path.into(), text })?;
+    let online = parse_cpu_list(&text).ok_or_else(|| RecordError::Content { path: path.into(), text })?;
     let cpus = match requested {
         None => online,
         Some(list) => {
-            let wanted = cpulist::parse(list).ok_or_else(|| RecordError::CpuList(list.to_string()))?;
+            let wanted = parse_cpu_list(list).ok_or_else(|| RecordError::CpuList(list.to_string()))?;
             online.into_iter().filter(|c| wanted.contains(c)).collect()
         }
     };

@@ -84,7 +84,7 @@ pub(crate) fn selected_clock(trace_clock: &str) -> Option<&str> {
 }
 
 /// Refuses early, with the reason, when this process may not trace.
-pub(crate) fn check_privileges() -> Result<(), RecordError> {
+pub fn check_privileges() -> Result<(), RecordError> {
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
     let caps = effective_capabilities();
@@ -103,7 +103,7 @@ fn effective_capabilities() -> Option<u64> {
 }
 
 /// Where a file system of this type is mounted, if anywhere.
-pub(crate) fn mount_point(fstype: &str) -> Option<PathBuf> {
+pub fn mount_point(fstype: &str) -> Option<PathBuf> {
     let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
     mounts.lines().find_map(|line| {
         let mut fields = line.split_whitespace();
@@ -113,7 +113,7 @@ pub(crate) fn mount_point(fstype: &str) -> Option<PathBuf> {
 }
 
 /// Mounts a pseudo file system (tracefs, debugfs) on `target`.
-pub(crate) fn mount(fstype: &str, target: &Path) -> io::Result<()> {
+pub fn mount(fstype: &str, target: &Path) -> io::Result<()> {
     let source = CString::new("nodev").expect("no NUL");
     let kind = CString::new(fstype).map_err(io::Error::other)?;
     let target = CString::new(target.as_os_str().as_bytes()).map_err(io::Error::other)?;
@@ -123,7 +123,7 @@ pub(crate) fn mount(fstype: &str, target: &Path) -> io::Result<()> {
 }
 
 /// Unmounts what [`mount`] mounted (lazily, should a file still be open).
-pub(crate) fn unmount(target: &Path) -> io::Result<()> {
+pub fn unmount(target: &Path) -> io::Result<()> {
     let target = CString::new(target.as_os_str().as_bytes()).map_err(io::Error::other)?;
     // SAFETY: target is a valid NUL-terminated string.
     let rc = unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };

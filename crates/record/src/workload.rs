@@ -5,21 +5,24 @@
 //! they are passed on to it, and the recording ends when it exits.
 
 use crate::affinity::{AffinityWatch, every_task};
-use crate::context::{CommandExit, TaskAffinity};
 use crate::error::RecordError;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, ExitStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
+use tracedat::{CommandExit, TaskAffinity};
 
 /// What is recorded.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
-    /// A command and its arguments, run after `sleep` seconds when given.
-    Command { args: Vec<String>, sleep: Option<f64> },
+    /// A command and its arguments, run after `sleep` seconds when given. With `log`, its
+    /// standard output and error are appended to that file and its input is empty;
+    /// without, it shares this process's.
+    Command { args: Vec<String>, sleep: Option<f64>, log: Option<PathBuf> },
     /// The whole system, for this long or (`None`) until a signal.
     System(Option<Duration>),
 }
@@ -28,6 +31,8 @@ pub enum Workload {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ended {
     pub exit: Option<CommandExit>,
+    /// The command's process id.
+    pub pid: Option<u32>,
     /// A signal that asked the recording to stop.
     pub signal: Option<i32>,
 }
@@ -76,7 +81,7 @@ impl Watch {
     /// meanwhile (the command's, or every task's at the start and the end).
     pub fn run(&self, workload: &Workload) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
         match workload {
-            Workload::Command { args, sleep } => self.run_command(spawn(args, *sleep)?),
+            Workload::Command { args, sleep, log } => self.run_command(spawn(args, *sleep, log.as_deref())?),
             Workload::System(limit) => {
                 let mut affinity = every_task();
                 let happening = match limit {
@@ -88,7 +93,7 @@ impl Watch {
                     _ => None,
                 };
                 affinity.extend(every_task());
-                Ok((Ended { exit: None, signal }, affinity))
+                Ok((Ended { exit: None, pid: None, signal }, affinity))
             }
         }
     }
@@ -104,7 +109,8 @@ impl Watch {
                 Happening::Exited(status) => {
                     let status =
                         status.map_err(|source| RecordError::System { context: "waiting for the command", source })?;
-                    return Ok((Ended { exit: Some(exit_of(status)), signal }, affinity.finish()));
+                    let ended = Ended { exit: Some(exit_of(status)), pid: Some(pid as u32), signal };
+                    return Ok((ended, affinity.finish()));
                 }
                 Happening::Signal(s) => {
                     signal = Some(s);
@@ -123,7 +129,7 @@ impl Drop for Watch {
     }
 }
 
-fn spawn(args: &[String], sleep: Option<f64>) -> Result<Child, RecordError> {
+fn spawn(args: &[String], sleep: Option<f64>, log: Option<&Path>) -> Result<Child, RecordError> {
     let Some(program) = args.first() else {
         let source = io::Error::new(io::ErrorKind::InvalidInput, "no command given");
         return Err(RecordError::Spawn { program: String::new(), source });
@@ -140,6 +146,12 @@ fn spawn(args: &[String], sleep: Option<f64>) -> Result<Child, RecordError> {
             c
         }
     };
+    if let Some(path) = log {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+        let file = file.map_err(|e| RecordError::file(path, e))?;
+        let error = file.try_clone().map_err(|e| RecordError::file(path, e))?;
+        command.stdin(Stdio::null()).stdout(file).stderr(error);
+    }
     command.spawn().map_err(|source| RecordError::Spawn { program: program.clone(), source })
 }
 

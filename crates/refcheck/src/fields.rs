@@ -24,6 +24,11 @@ pub enum FieldValue {
     /// Array elements. If there are as many elements as printed bytes they are bytes;
     /// otherwise each element is `printed bytes / elements` bytes, little endian.
     Array(Vec<i128>),
+    /// An array of which trace-cmd shows only part: a flexible array member (`u32 buf[]`,
+    /// size 0: `ARRAY[]`, or `0` when an old kernel declared it without brackets) or
+    /// `kernel_stack`'s `caller` (its declared 8 entries). Elements of `size` bytes; what
+    /// is shown must agree with the start of `values`.
+    ArrayPrefix { size: u8, values: Vec<i128> },
     /// Anything (for fields the printer shows in a way that cannot be checked, such as
     /// symbol names).
     Any,
@@ -111,6 +116,13 @@ pub fn match_value(text: &str, want: &FieldValue) -> Result<(), String> {
             }
             cands.iter().any(|&c| int_eq(c, *v))
         }
+        FieldValue::ArrayPrefix { size, values } => match parse_array(text) {
+            Some(bytes) => {
+                let size = usize::from((*size).max(1));
+                bytes.chunks(size).zip(values).all(|(chunk, &v)| array_eq(chunk, &[v]) || chunk.len() < size)
+            }
+            None => int_candidates(text).contains(&0),
+        },
         FieldValue::Array(vals) => match parse_array(text) {
             Some(bytes) => array_eq(&bytes, vals),
             // A char array printed as text: bytes up to the NUL.
@@ -219,7 +231,20 @@ pub fn payload_token<'a>(payload: &'a str, name: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use FieldValue::{Any, Array, Int, Str};
+    use FieldValue::{Any, Array, ArrayPrefix, Int, Str};
+
+    #[test]
+    fn partly_shown_arrays() {
+        let words = ArrayPrefix { size: 4, values: vec![0x6c6c6568, 7] };
+        match_value("ARRAY[]", &words).unwrap();
+        match_value("0", &words).unwrap();
+        match_value("ARRAY[68, 65, 6c, 6c]", &words).unwrap();
+        match_value("ARRAY[68, 65, 6c, 6d]", &words).unwrap_err();
+        match_value("1", &words).unwrap_err();
+        // trace-cmd shows kernel_stack's declared 8 entries; the record holds more.
+        let stack = ArrayPrefix { size: 8, values: vec![0xffffffff81000010, 0xffffffff81000020, 3] };
+        match_value("ARRAY[10, 00, 00, 81, ff, ff, ff, ff, 20, 00, 00, 81, ff, ff, ff, ff]", &stack).unwrap();
+    }
 
     fn f(list: &[(&str, FieldValue)]) -> Vec<(String, FieldValue)> {
         list.iter().map(|(n, v)| (n.to_string(), v.clone())).collect()

@@ -36,7 +36,7 @@ impl fmt::Display for Error {
                  set {TRACE_CMD_ENV} to use another binary)"
             ),
             Error::TraceCmdFailed { program, path, status, stderr } => {
-                write!(f, "`{program} report -R -t {path}` failed ({status}): {}", stderr.trim())
+                write!(f, "`{program} report -t {path}` failed ({status}): {}", stderr.trim())
             }
             Error::Io { program, error } => write!(f, "cannot run `{program}`: {error}"),
             Error::Parse { path, error } => write!(f, "{path}: {error}"),
@@ -58,9 +58,21 @@ pub fn trace_cmd_program() -> String {
 ///
 /// Invalid UTF-8 (possible in comms) is replaced with U+FFFD.
 pub fn run_report(path: impl AsRef<Path>) -> Result<String, Error> {
+    let bytes = report_bytes(path, true)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The exact bytes `trace-cmd report -t PATH` prints: raw fields (`-R`) or, with `raw`
+/// false, each event as its print format shows it.
+pub fn report_bytes(path: impl AsRef<Path>, raw: bool) -> Result<Vec<u8>, Error> {
     let program = trace_cmd_program();
     let path = path.as_ref();
-    let output = Command::new(&program).args(["report", "-R", "-t"]).arg(path).output();
+    let mut command = Command::new(&program);
+    command.arg("report");
+    if raw {
+        command.arg("-R");
+    }
+    let output = command.arg("-t").arg(path).output();
     let output = match output {
         Ok(o) => o,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -76,7 +88,7 @@ pub fn run_report(path: impl AsRef<Path>) -> Result<String, Error> {
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         });
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(output.stdout)
 }
 
 /// [`run_report`] followed by [`parse_report`].

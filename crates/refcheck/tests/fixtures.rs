@@ -1,4 +1,4 @@
-//! Runs `trace-cmd report -R -t` on every fixture in testdata/traces and checks that the
+//! Runs `trace-cmd report -R -t` on every fixture in testdata/traces (and its foreign/) and checks that the
 //! reference parser consumes all of its output, so that decoder tests built on it compare
 //! every event. Needs trace-cmd installed (the tests fail, with a message, when it is not).
 
@@ -8,15 +8,14 @@ use std::path::{Path, PathBuf};
 use refcheck::{Line, RefEvent, Report, parse_report, payload_token, run_report, split_fields, switch_chain_breaks};
 
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "dat"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "expected the fixture corpus in {}", dir.display());
+    let files = refcheck::fixtures();
+    assert!(files.len() >= 20, "expected the fixture corpus, found {} files", files.len());
     files
+}
+
+/// Recorded on the project's 2-CPU VM (not in testdata/traces/foreign).
+fn is_local(path: &Path) -> bool {
+    !path.parent().is_some_and(|dir| dir.ends_with("foreign"))
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -72,7 +71,11 @@ fn every_line_of_every_fixture_is_consumed() {
         let events = r.events().count();
         let lost = r.lost().count();
         assert!(events > 0, "{name}: no events");
-        assert_eq!(r.cpus, 2, "{name}");
+        if is_local(&path) {
+            assert_eq!(r.cpus, 2, "{name}");
+            // Only markers-v7zstd.dat has multi-line payloads.
+            assert_eq!(r.continuation_lines > 0, name.starts_with("markers"), "{name}");
+        }
         assert_eq!(1 + events + lost + r.continuation_lines, total, "{name}: lines not accounted for");
         let looking = text.lines().filter(|l| looks_like_event(l)).count();
         assert_eq!(events, looking, "{name}: events vs lines that look like events");
@@ -89,8 +92,6 @@ fn every_line_of_every_fixture_is_consumed() {
             assert!(e.ts_ns >= *l, "{name}: time goes back at {e:?}");
             *l = e.ts_ns;
         }
-        // Only markers-v7zstd.dat has multi-line payloads.
-        assert_eq!(r.continuation_lines > 0, name.starts_with("markers"), "{name}");
     }
 }
 
@@ -195,6 +196,9 @@ fn task_totals_cover_each_cpu_span() {
         }
         let totals = r.task_totals().unwrap();
         let top = by_buffer(&r, None);
+        if !top.iter().any(|e| e.event == "sched_switch") {
+            continue; // thermal, function and print-only traces: nothing ran, as far as they say
+        }
         // Each CPU's time from its first to its last event is credited at most once, and
         // exactly once when no switch is missing.
         let mut span: BTreeMap<u32, (u64, u64)> = BTreeMap::new();

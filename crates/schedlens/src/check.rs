@@ -13,7 +13,7 @@ use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Cpu, Model, Nanos, Pid};
+use model::{Cpu, Detail, Model, Nanos, Pid};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,14 +62,14 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let (min_lost, min_overload) =
         (milliseconds("min-lost", args.min_lost)?, milliseconds("min-overload", args.min_overload)?);
-    let loaded = load_model(&args.trace)?;
+    let loaded = load_model(&args.trace, Detail::FULL)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let filter = args.window.filter();
     let affinity = recorded_affinity(&loaded.trace);
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload, affinity: affinity.as_ref() };
     let findings = check(model, &request);
-    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus.len())?;
+    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
     let crossings = topology.as_ref().map(|t| crossings(t, &findings.migrations));
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 /// The tasks' CPU affinity, when the trace recorded it (`schedlens record` does).
 fn recorded_affinity(trace: &tracedat::Trace) -> Option<Affinity> {
-    let context = ::record::recorded_context(trace)?;
+    let context = trace.recorded_context()?;
     let seen = context.affinity.into_iter().map(|a| (Pid(a.pid), a.cpus.into_iter().map(Cpu).collect()));
     Some(Affinity::new(seen)).filter(|a| !a.is_empty())
 }
@@ -193,7 +193,7 @@ fn write_text(
     writeln!(
         out,
         "{name}: {} CPUs, window {:.6} to {:.6} s",
-        model.cpu_count,
+        model.cpu_count(),
         seconds(window.start, origin),
         seconds(window.end, origin)
     )?;
@@ -352,7 +352,7 @@ fn write_figures(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let map = figures::migration_map::migration_map("CPU-to-CPU migrations", &findings.migrations, 600.0);
     write_png(&dir.join("migrations.png"), &map)?;
-    let rows = row_order(model.cpus.len(), None, false);
+    let rows = row_order(model.cpus().len(), None, false);
     for (rank, incident) in findings.incidents.iter().take(5).enumerate() {
         let margin = incident.end.saturating_sub(incident.start).0 / 2;
         let window = Window::new(Nanos(incident.start.0.saturating_sub(margin)), incident.end + Nanos(margin));
@@ -369,6 +369,7 @@ fn write_figures(
             coloring: &Coloring::ByPid,
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let plot = RunningWaitingRequest {
             title,
@@ -379,6 +380,7 @@ fn write_figures(
             per_cpu: &[],
             size,
             columns_per_px: 1.0,
+            markers: &[],
         };
         let (running_waiting, _) = running_waiting_plot(model, &plot);
         for (scene, kind) in [(graph(model, &timeline), "graph"), (running_waiting, "running-waiting")] {

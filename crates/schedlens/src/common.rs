@@ -5,7 +5,7 @@ use crate::Outcome;
 use crate::progress::Progress;
 use analysis::{TaskFilter, Window, WindowRequest};
 use anyhow::{Context, Result};
-use model::{Model, Nanos};
+use model::{Detail, Model, Nanos};
 use std::path::Path;
 use tracedat::{Selection, Trace};
 
@@ -31,7 +31,7 @@ pub struct WindowArgs {
 
 impl WindowArgs {
     pub fn filter(&self) -> TaskFilter {
-        TaskFilter { forked_only: self.forked, command_prefix: None }
+        TaskFilter { forked_only: self.forked, ..TaskFilter::default() }
     }
 
     /// The window and the origin times are shown relative to.
@@ -48,11 +48,12 @@ pub struct Loaded {
     pub outcome: Outcome,
 }
 
-/// Opens a trace and builds its model, showing progress and printing warnings.
-pub fn load_model(path: &Path) -> Result<Loaded> {
+/// Opens a trace and builds its model with the tables `detail` asks for, showing
+/// progress and printing warnings.
+pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
     let trace = Trace::open(path)?;
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "reading");
-    let (model, report) = Model::build(&trace, &mut |done| progress.set(done))?;
+    let (model, report) = Model::build(&trace, detail, &mut |done| progress.set(done))?;
     drop(progress);
     let name = path.display();
     if report.unknown_events > 0 {
@@ -61,15 +62,15 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
     for event in &report.unusable_events {
         eprintln!("schedlens: warning: {name}: {event} lacks fields the model needs; its events were skipped");
     }
-    let lost: u64 = model.cpus.iter().map(|c| c.lost_events).sum();
-    let lost_unknown: u64 = model.cpus.iter().map(|c| c.lost_unknown).sum();
+    let lost: u64 = model.cpus().iter().map(|c| c.lost_events()).sum();
+    let lost_unknown: u64 = model.cpus().iter().map(|c| c.lost_unknown()).sum();
     if lost > 0 || lost_unknown > 0 {
         eprintln!(
             "schedlens: warning: {name}: the kernel lost {lost} events{}; the CPUs' state after each loss is uncertain until their next sched_switch",
             if lost_unknown > 0 { format!(" (plus {lost_unknown} losses of unknown size)") } else { String::new() }
         );
     }
-    for (anomaly, count, first) in model.anomalies.iter() {
+    for (anomaly, count, first) in model.anomalies().iter() {
         if anomaly.severity() == model::Severity::Warning {
             eprintln!("schedlens: warning: {name}: {count} x {} (first at {first})", anomaly.description());
         }

@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model};
 use analysis::Window;
 use anyhow::{Context, Result, bail};
-use model::Nanos;
+use model::{Detail, Nanos};
 use render::{Document, Format, PngOptions, Scene};
 use std::fs::File;
 use std::io::BufWriter;
@@ -111,6 +111,27 @@ fn write_document(path: &Path, format: Format, png: &PngOptions, document: Docum
     std::io::Write::flush(&mut out).with_context(|| path.display().to_string())
 }
 
+/// `--markers[=REGEX]`: trace markers (ftrace `print` and `bprint` events) as labelled
+/// vertical lines.
+#[derive(clap::Args, Clone, Debug)]
+pub struct MarkerArgs {
+    /// Draw trace markers (text written to trace_marker, trace_printk messages) as
+    /// labelled vertical lines: all of them, or with `--markers=REGEX` those whose text
+    /// matches.
+    #[arg(long, value_name = "REGEX", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub markers: Option<String>,
+}
+
+impl MarkerArgs {
+    /// The markers of `trace` to draw (none without `--markers`).
+    pub fn read(&self, trace: &tracedat::Trace) -> Result<Vec<model::Marker>> {
+        let Some(pattern) = &self.markers else { return Ok(Vec::new()) };
+        let regex =
+            regex::Regex::new(pattern).with_context(|| format!("--markers={pattern}: not a regular expression"))?;
+        Ok(model::read_markers(trace, |text| regex.is_match(text)))
+    }
+}
+
 /// A loaded trace with its window.
 pub struct Run {
     pub path: PathBuf,
@@ -120,11 +141,11 @@ pub struct Run {
 }
 
 /// Loads every trace and resolves its window; the outcome is partial if any input was.
-pub fn load_runs(paths: &[PathBuf], window: &WindowArgs) -> Result<(Vec<Run>, Outcome)> {
+pub fn load_runs(paths: &[PathBuf], window: &WindowArgs, detail: Detail) -> Result<(Vec<Run>, Outcome)> {
     let mut runs = Vec::with_capacity(paths.len());
     let mut outcome = Outcome::Complete;
     for path in paths {
-        let loaded = load_model(path)?;
+        let loaded = load_model(path, detail)?;
         let (window, origin) = window.resolve(&loaded.model, path)?;
         if loaded.outcome == Outcome::Partial {
             outcome = Outcome::Partial;

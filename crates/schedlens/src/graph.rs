@@ -3,11 +3,12 @@
 
 use crate::Outcome;
 use crate::common::WindowArgs;
-use crate::figure::{OutputArgs, common_span, load_runs};
+use crate::figure::{MarkerArgs, OutputArgs, common_span, load_runs};
 use crate::topology::TopologyArgs;
 use anyhow::{Result, bail};
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::timeline::Coloring;
+use model::Detail;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -25,6 +26,8 @@ pub struct Args {
     #[arg(long)]
     color_by_command: bool,
     #[command(flatten)]
+    markers: MarkerArgs,
+    #[command(flatten)]
     topology: TopologyArgs,
     #[command(flatten)]
     output: OutputArgs,
@@ -38,14 +41,15 @@ pub fn run(args: Args) -> Result<Outcome> {
         (None, true) => Coloring::ByCommand,
         (None, false) => Coloring::ByPid,
     };
-    let (runs, outcome) = load_runs(&args.traces, &args.window)?;
+    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::SEGMENTS)?;
     let span = common_span(&runs);
     let filter = args.window.filter();
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {
         let model = &run.loaded.model;
-        let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
-        let rows = row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order);
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
+        let markers = args.markers.read(&run.loaded.trace)?;
+        let rows = row_order(model.cpus().len(), topology.as_ref(), args.topology.socket_order);
         let request = GraphRequest {
             title: args.output.title_of(&run.path, runs.len()),
             window: run.window,
@@ -56,6 +60,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             coloring: &coloring,
             size: PlotSize { width: args.output.width, height: args.output.height },
             columns_per_px: args.output.columns_per_px(format),
+            markers: &markers,
         };
         pages.push(graph(model, &request));
     }

@@ -3,13 +3,14 @@
 
 use crate::progress::Progress;
 use crate::{Outcome, report_damage};
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
+use model::Topology;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use tracedat::{Item, Nanos, Selection, Trace};
+use tracedat::{Item, Nanos, RecordedContext, Selection, Trace};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -33,38 +34,74 @@ struct CpuSummary {
 
 pub fn run(args: Args) -> Result<Outcome> {
     let trace = Trace::open(&args.trace)?;
-    let summaries = scan(&trace);
+    let summaries = scan(&trace)?;
     print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
     let damage: Vec<tracedat::Error> = summaries.into_iter().flat_map(|s| s.damage).collect();
     Ok(report_damage(&damage))
 }
 
 /// Decodes every CPU of every buffer, CPUs spread over the machine's cores.
-fn scan(trace: &Trace) -> Vec<CpuSummary> {
+fn scan(trace: &Trace) -> Result<Vec<CpuSummary>> {
     let jobs: Vec<(String, u32)> =
         trace.buffers().iter().flat_map(|b| b.cpus.iter().map(move |c| (b.name.clone(), c.cpu))).collect();
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "decoding");
-    let next_job = AtomicUsize::new(0);
     let bytes_done = AtomicU64::new(0);
-    let results = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                while let Some((buffer, cpu)) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed)) {
-                    let summary = scan_cpu(trace, buffer, *cpu, &bytes_done);
-                    results.lock().expect("no worker panics holding it").push(summary);
-                }
-            });
-        }
-        while results.lock().expect("no worker panics holding it").len() < jobs.len() {
-            progress.set(bytes_done.load(Ordering::Relaxed));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut summaries = run_pool(
+        &jobs,
+        workers,
+        || progress.set(bytes_done.load(Ordering::Relaxed)),
+        |(buffer, cpu)| scan_cpu(trace, buffer, *cpu, &bytes_done),
+    )
+    .with_context(|| format!("{}: decoding failed", trace.input()))?;
+    summaries.sort_by(|a, b| (&a.buffer, a.cpu).cmp(&(&b.buffer, b.cpu)));
+    Ok(summaries)
+}
+
+/// Runs `work` on every job on up to `workers` threads, calling `tick` every 50 ms while
+/// they run; the results in job order. A worker that panics makes it an error (after the
+/// other workers have finished), never a wait without end.
+fn run_pool<J: Sync, R: Send>(
+    jobs: &[J],
+    workers: usize,
+    tick: impl Fn(),
+    work: impl Fn(&J) -> R + Sync,
+) -> Result<Vec<R>> {
+    let next_job = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(jobs.len()));
+    let panics: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers.clamp(1, jobs.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    loop {
+                        let index = next_job.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(index) else { break };
+                        let result = work(job);
+                        results.lock().unwrap_or_else(|e| e.into_inner()).push((index, result));
+                    }
+                })
+            })
+            .collect();
+        while handles.iter().any(|h| !h.is_finished()) {
+            tick();
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        handles.into_iter().filter_map(|h| h.join().err()).map(|payload| panic_message(&*payload)).collect()
     });
-    let mut summaries = results.into_inner().expect("workers finished");
-    summaries.sort_by(|a, b| (&a.buffer, a.cpu).cmp(&(&b.buffer, b.cpu)));
-    summaries
+    if let Some(message) = panics.first() {
+        bail!("a worker thread panicked: {message}");
+    }
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(index, _)| *index);
+    Ok(results.into_iter().map(|(_, r)| r).collect())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "(no message)".to_string(),
+    }
 }
 
 fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> CpuSummary {
@@ -123,7 +160,7 @@ fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -
         let recorder = if version.starts_with("schedlens") { "" } else { "trace-cmd " };
         writeln!(out, "recorded by:  {recorder}{version}")?;
     }
-    for (label, text) in ::record::recorded_context(trace).map(|c| c.describe()).unwrap_or_default() {
+    for (label, text) in trace.recorded_context().map(|c| describe(&c)).unwrap_or_default() {
         writeln!(out, "{:<14}{text}", format!("{label}:"))?;
     }
     writeln!(out, "clock:        {}", trace.clock().unwrap_or("unknown"))?;
@@ -188,6 +225,90 @@ fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -
     Ok(())
 }
 
+/// What `info` shows of a recorded context: (label, text) lines for the command and how
+/// it ended, the topology and each tunable.
+fn describe(context: &RecordedContext) -> Vec<(&'static str, String)> {
+    let mut lines = Vec::new();
+    if let Some(command) = context.command_line() {
+        let ended = context.exit.map_or_else(|| "end not recorded".to_string(), |e| e.to_string());
+        let pid = context.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+        lines.push(("command", format!("{command} ({ended}{pid})")));
+    }
+    if let Some(text) = &context.topology {
+        let summary = Topology::from_lscpu(text).map_or_else(|e| format!("unreadable ({e})"), |t| topology_summary(&t));
+        lines.push(("topology", summary));
+    }
+    if !context.affinity.is_empty() {
+        lines.push(("affinity", affinity_summary(&context.affinity)));
+    }
+    lines.extend(collapse_per_cpu(&context.tunables).into_iter().map(|(n, v)| ("tunable", format!("{n} = {v}"))));
+    lines
+}
+
+/// How many tasks' affinity was recorded, by their latest CPU list (the four commonest).
+fn affinity_summary(seen: &[tracedat::TaskAffinity]) -> String {
+    let mut latest: std::collections::BTreeMap<i32, &[u32]> = std::collections::BTreeMap::new();
+    seen.iter().for_each(|a| _ = latest.insert(a.pid, &a.cpus));
+    let mut lists: Vec<(usize, String)> = Vec::new();
+    for cpus in latest.values() {
+        let list = tracedat::recorded::format_cpu_list(cpus);
+        match lists.iter_mut().find(|(_, l)| *l == list) {
+            Some((count, _)) => *count += 1,
+            None => lists.push((1, list)),
+        }
+    }
+    lists.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let groups: Vec<String> = lists.iter().take(4).map(|(n, list)| format!("{n} on CPUs {list}")).collect();
+    let more = if lists.len() > 4 { ", ..." } else { "" };
+    format!("{} tasks: {}{more}", latest.len(), groups.join(", "))
+}
+
+/// The number of distinct values of a CPU's place field.
+fn distinct(topology: &Topology, field: impl Fn(&model::CpuPlace) -> u32) -> usize {
+    topology.places().iter().map(field).collect::<std::collections::BTreeSet<_>>().len()
+}
+
+fn topology_summary(t: &Topology) -> String {
+    format!(
+        "{} CPUs, {} cores, {} last-level caches, {} sockets, {} NUMA nodes",
+        t.places().len(),
+        distinct(t, |p| p.core),
+        distinct(t, |p| p.llc),
+        distinct(t, |p| p.socket),
+        distinct(t, |p| p.node)
+    )
+}
+
+/// Per-CPU tunables (`sched/fair_server/cpu3/runtime`) with one value on every CPU shown
+/// once (`sched/fair_server/cpu*/runtime`); the others as they are.
+fn collapse_per_cpu(tunables: &[(String, String)]) -> Vec<(String, String)> {
+    let pattern = |name: &str| {
+        let parts: Vec<&str> = name
+            .split('/')
+            .map(|part| match part.strip_prefix("cpu") {
+                Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => "cpu*",
+                _ => part,
+            })
+            .collect();
+        parts.join("/")
+    };
+    let mut groups: Vec<(String, Vec<&(String, String)>)> = Vec::new();
+    for tunable in tunables {
+        let key = pattern(&tunable.0);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(tunable),
+            None => groups.push((key, vec![tunable])),
+        }
+    }
+    groups
+        .into_iter()
+        .flat_map(|(key, members)| match members.iter().all(|m| m.1 == members[0].1) {
+            true => vec![(key, members[0].1.clone())],
+            false => members.into_iter().cloned().collect(),
+        })
+        .collect()
+}
+
 fn lost_text(s: &CpuSummary) -> String {
     match (s.lost_known, s.lost_unknown_pages) {
         (0, 0) => "0".into(),
@@ -205,4 +326,56 @@ fn print_losses(out: &mut dyn Write, summaries: &[CpuSummary]) -> std::io::Resul
         (n, pages) => writeln!(out, "lost events:  at least {n}, plus {pages} losses of unknown size")?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracedat::CommandExit;
+
+    #[test]
+    fn a_panicking_worker_ends_the_pool_with_an_error() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let result = run_pool(&[1, 2, 3, 4], 2, || {}, |&job| if job == 2 { panic!("damaged page") } else { job });
+            let _ = done.send(result.map_err(|e| e.to_string()));
+        });
+        let result = finished.recv_timeout(std::time::Duration::from_secs(20)).expect("the pool hung");
+        assert_eq!(result.unwrap_err(), "a worker thread panicked: damaged page");
+        let ok = run_pool(&[3, 1, 2], 2, || {}, |&job| job * 10).unwrap();
+        assert_eq!(ok, [30, 10, 20], "results in job order");
+    }
+
+    #[test]
+    fn description_collapses_equal_per_cpu_tunables() {
+        let tunable = |n: &str, v: &str| (n.to_string(), v.to_string());
+        let context = RecordedContext {
+            topology: Some(Topology::from_spec("sockets=2,smt=2", 8).unwrap().to_lscpu()),
+            tunables: vec![
+                tunable("sched/fair_server/cpu0/runtime", "50"),
+                tunable("sched/fair_server/cpu1/runtime", "50"),
+                tunable("sched/fair_server/cpu0/period", "1"),
+                tunable("sched/fair_server/cpu1/period", "2"),
+            ],
+            command: Some(vec!["true".into()]),
+            exit: Some(CommandExit::Code(0)),
+            pid: Some(42),
+            affinity: [(7, vec![0]), (8, vec![0, 1]), (9, vec![0]), (7, vec![1])]
+                .into_iter()
+                .map(|(pid, cpus)| tracedat::TaskAffinity { pid, cpus })
+                .collect(),
+        };
+        let text: Vec<String> = describe(&context).iter().map(|(l, t)| format!("{l}: {t}")).collect();
+        assert_eq!(
+            text,
+            [
+                "command: true (exit status 0, pid 42)",
+                "topology: 8 CPUs, 4 cores, 2 last-level caches, 2 sockets, 2 NUMA nodes",
+                "affinity: 3 tasks: 1 on CPUs 0, 1 on CPUs 0-1, 1 on CPUs 1",
+                "tunable: sched/fair_server/cpu*/runtime = 50",
+                "tunable: sched/fair_server/cpu0/period = 1",
+                "tunable: sched/fair_server/cpu1/period = 2",
+            ]
+        );
+    }
 }

@@ -6,6 +6,7 @@
 
 mod check;
 mod common;
+mod compare;
 mod dump;
 mod figure;
 mod graph;
@@ -13,6 +14,7 @@ mod info;
 mod progress;
 mod record;
 mod running_waiting;
+mod runs;
 mod stats;
 mod synth;
 mod topology;
@@ -53,6 +55,12 @@ enum Command {
     /// Find scheduler pathologies: waits while cores idle, misplaced wakeups, kernel-thread
     /// stragglers, overload; ranked, explained, with figures on request.
     Check(check::Args),
+    /// Run a command N times per setting of scheduler knobs (untraced or recorded): running
+    /// times, statistics, the sorted-times figure, scheduler metrics that go with slowness.
+    Runs(runs::Args),
+    /// Compare two traces: timelines and running/waiting on one scale, and what differs,
+    /// ranked by how much of the difference in running time it accounts for.
+    Compare(compare::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -61,6 +69,8 @@ pub enum Outcome {
     Complete,
     /// The input was damaged: what could be read was used, warnings were printed.
     Partial,
+    /// Stopped by this signal, cleanly (`runs`: knobs restored, results so far written).
+    Interrupted(i32),
 }
 
 fn main() -> ExitCode {
@@ -74,10 +84,13 @@ fn main() -> ExitCode {
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(3),
+        Ok(Outcome::Interrupted(signal)) => ExitCode::from((128 + signal.clamp(1, 127)) as u8),
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("schedlens: error: {error:#}");

@@ -20,6 +20,21 @@ impl Progress {
         Progress::new(total, label, "{msg} [{bar:40}] {percent}% ({eta})")
     }
 
+    /// Progress over steps (runs of a sweep): which one, elapsed time, time remaining.
+    /// Its length and message are set as the work goes ([`Progress::restart`]).
+    pub fn steps(total: u64, label: &str) -> Progress {
+        let template = "{msg} [{bar:30}] {pos}/{len}, {elapsed} elapsed, about {eta} left";
+        if !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(4));
+        bar.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+        bar.set_message(label.to_string());
+        // Once a second: enough for the elapsed time, nothing a measured run would notice.
+        bar.enable_steady_tick(Duration::from_secs(1));
+        Progress { bar: Some(bar) }
+    }
+
     fn new(total: u64, label: &str, template: &str) -> Progress {
         if !std::io::stderr().is_terminal() || total == 0 {
             return Progress { bar: None };
@@ -31,6 +46,23 @@ impl Progress {
         // Short work finishes before the bar would be worth drawing.
         bar.enable_steady_tick(Duration::from_millis(200));
         Progress { bar: Some(bar) }
+    }
+
+    /// A new length and position (a new phase of the work, or a length learnt late).
+    pub fn restart(&self, total: u64, done: u64) {
+        if let Some(bar) = &self.bar {
+            if bar.length() != Some(total) {
+                bar.set_length(total);
+                bar.reset_eta();
+            }
+            bar.set_position(done);
+        }
+    }
+
+    pub fn message(&self, text: String) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(text);
+        }
     }
 
     pub fn set(&self, done: u64) {

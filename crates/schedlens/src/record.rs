@@ -65,7 +65,7 @@ fn options(args: &Args) -> Result<RecordOptions> {
         if let Some(s) = args.sleep {
             seconds(s, "--sleep")?;
         }
-        Workload::Command { args: args.command.clone(), sleep: args.sleep }
+        Workload::Command { args: args.command.clone(), sleep: args.sleep, log: None }
     };
     Ok(RecordOptions {
         output: args.output.clone(),

@@ -4,12 +4,13 @@
 
 use crate::Outcome;
 use crate::common::WindowArgs;
-use crate::figure::{OutputArgs, Run, common_span, load_runs};
+use crate::figure::{MarkerArgs, OutputArgs, Run, common_span, load_runs};
 use crate::topology::TopologyArgs;
 use analysis::occupancy::IdleWhileWaiting;
 use anyhow::{Result, bail};
 use figures::graph::{PlotSize, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use model::Detail;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -27,6 +28,8 @@ pub struct Args {
     #[arg(long)]
     per_cpu: bool,
     #[command(flatten)]
+    markers: MarkerArgs,
+    #[command(flatten)]
     topology: TopologyArgs,
     #[command(flatten)]
     output: OutputArgs,
@@ -37,15 +40,16 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.target.as_deref() == Some("") {
         bail!("--target needs a command name prefix");
     }
-    let (runs, outcome) = load_runs(&args.traces, &args.window)?;
+    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::WAITS)?;
     let span = common_span(&runs);
     let filter = analysis::TaskFilter { command_prefix: args.target.clone(), ..args.window.filter() };
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {
         let model = &run.loaded.model;
-        let topology = args.topology.resolve(&run.loaded.trace, model.cpus.len(), &run.path)?;
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
+        let markers = args.markers.read(&run.loaded.trace)?;
         let mut strips = if args.per_cpu {
-            row_order(model.cpus.len(), topology.as_ref(), args.topology.socket_order)
+            row_order(model.cpus().len(), topology.as_ref(), args.topology.socket_order)
         } else {
             Vec::new()
         };
@@ -59,6 +63,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             per_cpu: &strips,
             size: PlotSize { width: args.output.width, height: args.output.height },
             columns_per_px: args.output.columns_per_px(format),
+            markers: &markers,
         };
         let (page, found) = running_waiting_plot(model, &request);
         print_summary(&run.path, found, run)?;

@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
 use analysis::stats::{self, CpuRow, Grouping, Row, Stats};
 use anyhow::Result;
-use model::Nanos;
+use model::{Detail, Nanos};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -55,7 +55,7 @@ enum Format {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let loaded = load_model(&args.trace)?;
+    let loaded = load_model(&args.trace, Detail::STATS)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let grouping = if args.by == By::Task { Grouping::Task } else { Grouping::Command };

@@ -64,6 +64,37 @@ fn running_waiting_per_cpu_svg() {
     check_golden("rw-pinned.svg", &svg);
 }
 
+/// `--markers`: the five print events of markers-v7zstd.dat, zoomed in so they spread out.
+#[test]
+fn graph_with_markers_svg() {
+    let trace = fixture("markers-v7zstd.dat");
+    let args = [trace.as_str(), "--markers", "--min", "1.0016", "--max", "1.0017", "--width", "600"];
+    let svg = figure("graph", "graph-markers.svg", &args);
+    let text = String::from_utf8_lossy(&svg);
+    for label in ["hello", "two", "no newline", "violet lines: 5 trace markers"] {
+        assert!(text.contains(label), "{label:?} in the figure");
+    }
+    check_golden("graph-markers.svg", &svg);
+}
+
+/// `--markers=REGEX` on a trace from another machine (LISA's rt-app run on an Arm Juno):
+/// its start/stop markers and the frequency changes written next to them, staggered.
+#[test]
+fn running_waiting_with_markers_on_a_foreign_trace_svg() {
+    let trace = fixture("foreign/lisa-rtapp-juno-arm64.dat");
+    let args = [trace.as_str(), "--markers=^TRACE_MARKER|cpu_frequency", "--width", "600"];
+    let svg = figure("running-waiting", "rw-rtapp-markers.svg", &args);
+    let text = String::from_utf8_lossy(&svg);
+    assert!(text.contains("TRACE_MARKER_START") && text.contains("14 trace markers"));
+    check_golden("rw-rtapp-markers.svg", &svg);
+    // Without a match nothing is drawn; a bad expression is an error that says so.
+    let none = figure("running-waiting", "rw-rtapp-none.svg", &[&trace, "--markers=no such marker", "--width", "600"]);
+    assert!(!String::from_utf8_lossy(&none).contains("trace markers"));
+    let out = schedlens(&["graph", &trace, "--markers=(", "-o", temp("bad.svg").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--markers=(: not a regular expression"));
+}
+
 #[test]
 fn figures_are_deterministic_and_traces_become_pages() {
     let (a, b) = (fixture("hackbench-v6.dat"), fixture("scenario-overload-v7zstd.dat"));

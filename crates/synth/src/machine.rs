@@ -231,11 +231,11 @@ impl<'f> Machine<'f> {
     }
 
     /// The affinity of `tasks` (all CPUs unless pinned), for the trace's affinity option.
-    pub fn affinity(&self, tasks: &[TaskIndex]) -> Vec<record::TaskAffinity> {
+    pub fn affinity(&self, tasks: &[TaskIndex]) -> Vec<tracedat::TaskAffinity> {
         let all: Vec<u32> = (0..self.cpu_count()).collect();
         tasks
             .iter()
-            .map(|&t| record::TaskAffinity {
+            .map(|&t| tracedat::TaskAffinity {
                 pid: self.tasks[t].pid,
                 cpus: self.tasks[t].allowed.clone().unwrap_or_else(|| all.clone()),
             })
@@ -486,11 +486,11 @@ impl<'f> Machine<'f> {
     pub fn finish(
         self,
         path: &std::path::Path,
-        affinity: &[record::TaskAffinity],
+        affinity: &[tracedat::TaskAffinity],
     ) -> Result<(Vec<Task>, u64, u64), SynthError> {
         let events = self.out.events();
         let cmdlines: Vec<(i32, String)> = self.tasks.iter().map(|t| (t.pid, t.comm.clone())).collect();
-        let context = record::RecordedContext { affinity: affinity.to_vec(), ..Default::default() };
+        let context = tracedat::RecordedContext { affinity: affinity.to_vec(), ..Default::default() };
         let size = self.out.finish(&cmdlines, &context.to_options(), path)?;
         Ok((self.tasks, events, size))
     }

@@ -44,9 +44,9 @@ fn check(name: &str, options: &SynthOptions) -> (Truth, Model) {
     let path = temp(name);
     let truth = synth::generate(options, &path, &mut |_| {}).unwrap();
     let trace = Trace::open(&path).unwrap();
-    let (model, report) = Model::build(&trace, &mut |_| {}).unwrap();
+    let (model, report) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
     assert!(report.damage.is_empty() && report.unknown_events == 0, "{name}: {report:?}");
-    let anomalies: Vec<_> = model.anomalies.iter().collect();
+    let anomalies: Vec<_> = model.anomalies().iter().collect();
     assert!(anomalies.is_empty(), "{name}: the model met anomalies: {anomalies:?}");
     let (window, _) = WindowRequest::default().resolve(&model).unwrap();
     let rows = stats::compute(&model, window, &TaskFilter::default(), Grouping::Task).rows;
@@ -90,7 +90,7 @@ fn noise_and_every_size_of_incident_reproduce_their_truth() {
     assert!(truth.noise.kthread_wakeups > 1000 && truth.noise.daemon_wakeups > 100, "{:?}", truth.noise);
     assert_eq!(truth.injections.len(), InjectionKind::ALL.len(), "{:?}", truth.injections);
     let trace = Trace::open(temp("hard.dat")).unwrap();
-    let affinity = record::recorded_context(&trace).map(|c| c.affinity).unwrap_or_default();
+    let affinity = trace.recorded_context().map(|c| c.affinity).unwrap_or_default();
     let pinned = truth.injections.iter().find(|i| i.pinned).expect("a pinned group");
     for pid in &pinned.pids {
         let recorded = affinity.iter().find(|a| a.pid == *pid).expect("the pinned task's affinity is stored");

@@ -44,7 +44,7 @@ impl Codec {
         out.clear();
         let produced = match self {
             Codec::Zstd if expected_len <= EAGER_OUTPUT => {
-                out.resize(expected_len, 0);
+                out.reserve(expected_len);
                 zstd_decompress(input, out)?
             }
             _ => {
@@ -84,8 +84,9 @@ impl Codec {
     }
 }
 
+/// Decompresses into `out`'s spare capacity (no zeroing first), returning the length.
 #[cfg(feature = "zstd")]
-fn zstd_decompress(input: &[u8], out: &mut [u8]) -> Result<usize, ErrorKind> {
+fn zstd_decompress(input: &[u8], out: &mut Vec<u8>) -> Result<usize, ErrorKind> {
     thread_local! {
         static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
             const { std::cell::RefCell::new(None) };
@@ -96,12 +97,13 @@ fn zstd_decompress(input: &[u8], out: &mut [u8]) -> Result<usize, ErrorKind> {
             *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| ErrorKind::Decompress(e.to_string()))?);
         }
         let decompressor = slot.as_mut().expect("created above");
-        decompressor.decompress_to_buffer(input, out).map_err(|e| ErrorKind::Decompress(format!("zstd: {e}")))
+        decompressor.decompress_to_buffer(input, out).map_err(|e| ErrorKind::Decompress(format!("zstd: {e}")))?;
+        Ok(out.len())
     })
 }
 
 #[cfg(not(feature = "zstd"))]
-fn zstd_decompress(_: &[u8], _: &mut [u8]) -> Result<usize, ErrorKind> {
+fn zstd_decompress(_: &[u8], _: &mut Vec<u8>) -> Result<usize, ErrorKind> {
     Err(ErrorKind::CodecNotBuiltIn("zstd".into()))
 }
 

@@ -84,6 +84,12 @@ impl CpuCursor {
         &self.block[self.start..self.end]
     }
 
+    /// The bytes after the current record up to the end of its page.
+    pub fn page_rest(&self) -> &[u8] {
+        let page_end = (self.page_start + self.page_size).min(self.block.len());
+        &self.block[self.end.min(page_end)..page_end]
+    }
+
     /// Moves to the next data record; false when the CPU has no more.
     pub fn advance(&mut self, prefetcher: Option<&Prefetcher>, damage: &mut Vec<Error>) -> bool {
         loop {

@@ -101,6 +101,9 @@ pub struct Event<'a> {
     pub data: &'a [u8],
     pub endian: Endian,
     pub(crate) pid: i32,
+    /// The bytes after the record in its page: what libtraceevent shows of an array
+    /// declared longer than the record holds (`kernel_stack` with fewer than 8 entries).
+    pub(crate) following: &'a [u8],
 }
 
 impl<'a> Event<'a> {
@@ -148,26 +151,46 @@ impl<'a> Event<'a> {
 
     /// Decodes `field` from this record.
     pub fn value(&self, field: &Field) -> Option<Value<'a>> {
-        let data = self.data;
-        let start = field.offset as usize;
-        let fixed = data.get(start..start.checked_add(field.size as usize)?)?;
         let bytes = match field.kind {
             FieldKind::Scalar => {
+                let fixed = self.fixed_bytes(field)?;
                 return Some(match field.size {
                     1 | 2 | 4 | 8 => number(fixed, self.endian, field.signed),
                     _ => Value::Bytes(fixed),
                 });
             }
-            // A flexible array member (`char buf[]`, size 0) runs to the end of the record.
-            FieldKind::StaticArray if field.size == 0 => &data[start..],
-            FieldKind::StaticArray => fixed,
-            FieldKind::DataLoc | FieldKind::RelLoc => self.dynamic_bytes(field, fixed)?,
+            FieldKind::StaticArray => self.array_bytes(field)?,
+            FieldKind::DataLoc | FieldKind::RelLoc => self.dynamic_bytes(field, self.fixed_bytes(field)?)?,
         };
         Some(match field.element {
             Element::Char => Value::Str(until_nul(bytes)),
             Element::Int { size, signed } => Value::Array { bytes, size, signed, endian: self.endian },
             Element::Byte => Value::Bytes(bytes),
         })
+    }
+
+    /// The `size` bytes at the field's offset.
+    fn fixed_bytes(&self, field: &Field) -> Option<&'a [u8]> {
+        let start = field.offset as usize;
+        self.data.get(start..start.checked_add(field.size as usize)?)
+    }
+
+    /// An array's bytes: its declared size, or, for a flexible array member (size 0), the
+    /// rest of the record, or, for an array whose count another field holds, that many
+    /// elements (as many as the record holds).
+    fn array_bytes(&self, field: &Field) -> Option<&'a [u8]> {
+        let start = field.offset as usize;
+        let Some(count_index) = field.count_field else {
+            return if field.size == 0 { self.data.get(start..) } else { self.fixed_bytes(field) };
+        };
+        let count_field = self.format?.fields.get(count_index)?;
+        let count = self.value(count_field)?.as_i64()?.max(0) as usize;
+        let element = match field.element {
+            Element::Int { size, .. } => size.max(1) as usize,
+            _ => 1,
+        };
+        let available = self.data.len().saturating_sub(start) / element;
+        self.data.get(start..start + count.min(available) * element)
     }
 
     /// The bytes a `__data_loc`/`__rel_loc` word points at.
@@ -195,7 +218,7 @@ fn until_nul(bytes: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::parse_event_format;
+    use crate::format::{EventFormat, parse_event_format};
 
     const FORMAT: &str = "name: demo\nID: 9\nformat:\n\
         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
@@ -231,6 +254,7 @@ mod tests {
             data: &data,
             endian: Endian::Little,
             pid: 1234,
+            following: &[],
         };
         assert_eq!(ev.field("comm"), Some(Value::Str(b"cat")));
         assert_eq!(ev.field("delta"), Some(Value::Signed(-3)));
@@ -241,6 +265,66 @@ mod tests {
         let delta = FieldRef::of(format.field("delta").unwrap()).unwrap();
         assert_eq!(ev.read(delta), Some(-3));
         assert_eq!(ev.fields().count(), 4);
+    }
+
+    fn event<'a>(format: &'a EventFormat, data: &'a [u8]) -> Event<'a> {
+        Event {
+            buffer: 0,
+            cpu: Cpu(0),
+            ts: Nanos(1),
+            id: format.id,
+            format: Some(format),
+            data,
+            endian: Endian::Little,
+            pid: 0,
+            following: &[],
+        }
+    }
+
+    const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+        \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+    #[test]
+    fn zero_size_trailing_fields_run_to_the_end_of_the_record() {
+        // Linux 6.x declares `char buf[]`; 3.x and 4.x kernels `char buf` and `u32 buf`.
+        for (decl, text) in [("char buf[]", true), ("char buf", true), ("u32 buf[]", false), ("u32 buf", false)] {
+            let source = format!(
+                "name: x\nID: 5\nformat:\n{COMMON}\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\
+                 \tfield:{decl};\toffset:16;\tsize:0;\tsigned:0;\n"
+            );
+            let format = parse_event_format("ftrace", &source, 8).unwrap();
+            let mut data = vec![0u8; 16];
+            data.extend(b"hello\n\0\0\x07\0\0\0");
+            let value = event(&format, &data).field("buf").unwrap();
+            if text {
+                assert_eq!(value, Value::Str(b"hello\n"), "{decl}");
+            } else {
+                let words: Vec<_> = value.elements().collect();
+                assert_eq!(words, [Value::Unsigned(0x6c6c6568), Value::Unsigned(0x0a6f), Value::Unsigned(7)], "{decl}");
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_stack_holds_size_entries() {
+        let source = format!(
+            "name: kernel_stack\nID: 4\nformat:\n{COMMON}\tfield:int size;\toffset:8;\tsize:4;\tsigned:1;\n\
+             \tfield:unsigned long caller[8];\toffset:16;\tsize:64;\tsigned:0;\n"
+        );
+        let format = parse_event_format("ftrace", &source, 8).unwrap();
+        for entries in [3usize, 8, 12] {
+            let mut data = vec![0u8; 16];
+            data[8..12].copy_from_slice(&(entries as i32).to_le_bytes());
+            for i in 0..entries {
+                data.extend((0xffffffff81000000u64 + i as u64).to_le_bytes());
+            }
+            let callers: Vec<_> = event(&format, &data).field("caller").unwrap().elements().collect();
+            assert_eq!(callers.len(), entries);
+            assert_eq!(callers.last(), Some(&Value::Unsigned(0xffffffff81000000 + entries as u64 - 1)));
+            // A count larger than the record: only the entries present.
+            data[8..12].copy_from_slice(&100i32.to_le_bytes());
+            assert_eq!(event(&format, &data).field("caller").unwrap().elements().count(), entries);
+        }
     }
 
     #[test]
@@ -257,6 +341,7 @@ mod tests {
             data: &data[..30],
             endian: Endian::Little,
             pid: 0,
+            following: &[],
         };
         assert_eq!(ev.field("msg"), None);
         assert_eq!(ev.field("vals"), None, "record cut before the field's data");

@@ -10,7 +10,9 @@ use std::fmt;
 pub enum FieldKind {
     /// A plain number (or an unknown type of fixed size).
     Scalar,
-    /// A fixed-size array inside the record (`char comm[16]`).
+    /// An array inside the record (`char comm[16]`). With size 0 it is a flexible array
+    /// member that runs to the end of the record (`char buf[]`, or `char buf` on old
+    /// kernels, which declare it without brackets).
     StaticArray,
     /// `__data_loc`: a 32-bit word holding offset (low 16 bits) and length (high 16 bits)
     /// of data elsewhere in the record; the pre-2012 form is a 16-bit offset of a
@@ -45,6 +47,10 @@ pub struct Field {
     pub signed: bool,
     pub kind: FieldKind,
     pub element: Element,
+    /// For an array whose element count is held by another field: that field's index in
+    /// the event's `fields`. Only ftrace's `kernel_stack` has one: `caller` holds `size`
+    /// entries whatever its declared length.
+    pub count_field: Option<usize>,
 }
 
 impl Field {
@@ -137,7 +143,20 @@ pub fn parse_event_format(system: &str, text: &str, long_size: u8) -> Result<Eve
     }
     let name = name.ok_or(FormatError { line: 1, message: "no name: line".into() })?;
     let id = id.ok_or(FormatError { line: 1, message: format!("event {name} has no ID: line") })?;
+    if system == "ftrace" && name == "kernel_stack" {
+        count_array_by(&mut fields, "caller", "size");
+    }
     Ok(EventFormat { system: system.to_string(), name, id, common_fields, fields, print_fmt })
+}
+
+/// Records that the array `array` holds as many elements as the number in `count` says.
+fn count_array_by(fields: &mut [Field], array: &str, count: &str) {
+    let count_index = fields.iter().position(|f| f.name == count && f.kind == FieldKind::Scalar);
+    if let (Some(count_index), Some(array)) =
+        (count_index, fields.iter_mut().find(|f| f.name == array && f.kind == FieldKind::StaticArray))
+    {
+        array.count_field = Some(count_index);
+    }
 }
 
 /// Parses the field lines of a header file (`header_page`), which have no name or ID.
@@ -196,14 +215,24 @@ impl Declaration {
             FieldKind::DataLoc
         } else if self.type_name.starts_with("__rel_loc") {
             FieldKind::RelLoc
-        } else if self.brackets.is_some() {
+        } else if self.brackets.is_some() || size == 0 {
             FieldKind::StaticArray
         } else {
             FieldKind::Scalar
         };
         let array_len = self.brackets.as_deref().and_then(|b| b.trim().parse::<u32>().ok());
         let element = element_of(&self.type_name, kind, array_len, size, signed, long_size);
-        Field { type_name: self.type_name, name: self.name, array_len, offset, size, signed, kind, element }
+        Field {
+            type_name: self.type_name,
+            name: self.name,
+            array_len,
+            offset,
+            size,
+            signed,
+            kind,
+            element,
+            count_field: None,
+        }
     }
 }
 
@@ -263,6 +292,10 @@ fn element_of(
             Some(n) if n > 0 && size % n == 0 && matches!(size / n, 1 | 2 | 4 | 8) => {
                 Element::Int { size: (size / n) as u8, signed }
             }
+            _ if size == 0 => match named_int_type(&base, long_size) {
+                Some((size, signed)) => Element::Int { size, signed },
+                None => Element::Byte,
+            },
             _ => Element::Byte,
         },
         FieldKind::DataLoc | FieldKind::RelLoc => match named_int_type(&base, long_size) {

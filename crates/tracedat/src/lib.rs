@@ -17,7 +17,9 @@
 
 mod assemble;
 mod blocks;
+mod bprint;
 pub mod compress;
+mod cprintf;
 mod cursor;
 mod error;
 mod event;
@@ -29,6 +31,9 @@ mod metadata;
 pub mod options;
 pub mod pagebuilder;
 mod payload;
+mod printfmt;
+pub mod recorded;
+mod report;
 pub mod ringbuf;
 mod sink;
 mod symbols;
@@ -36,6 +41,7 @@ mod timestamps;
 mod trace;
 mod writer;
 
+pub use bprint::bprint_message;
 pub use error::{Error, ErrorKind, Result, Section};
 pub use event::{Event, FieldRef, Value};
 pub use formats::{CommonLayout, Formats, RejectedFormat};
@@ -44,6 +50,8 @@ pub use input::{Endian, Source};
 pub use metadata::{BufferInfo, CpuData, FileHeader, Metadata, SectionHeader};
 pub use pagebuilder::TimestampMode;
 pub use payload::{PayloadBuilder, PayloadError};
+pub use recorded::{CommandExit, RecordedContext, TaskAffinity};
+pub use report::ReportPrinter;
 pub use sink::CpuSink;
 pub use symbols::{Cmdlines, Kallsyms, PrintkFormats, Symbol};
 pub use timestamps::TimeCorrection;

@@ -183,7 +183,17 @@ mod tests {
         \tfield:__rel_loc u8[] raw;\toffset:36;\tsize:4;\tsigned:0;\n";
 
     fn decode<'a>(format: &'a EventFormat, data: &'a [u8], endian: Endian) -> Event<'a> {
-        Event { buffer: 0, cpu: Cpu(0), ts: Nanos(0), id: format.id, format: Some(format), data, endian, pid: 0 }
+        Event {
+            buffer: 0,
+            cpu: Cpu(0),
+            ts: Nanos(0),
+            id: format.id,
+            format: Some(format),
+            data,
+            endian,
+            pid: 0,
+            following: &[],
+        }
     }
 
     #[test]

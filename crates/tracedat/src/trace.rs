@@ -315,5 +315,6 @@ fn event_of<'a>(trace: &'a Trace, cursor: &'a CpuCursor) -> Event<'a> {
         data,
         endian,
         pid: common.pid(data, endian).unwrap_or(-1),
+        following: cursor.page_rest(),
     }
 }

@@ -1,14 +1,17 @@
 //! The fuzzer's seed corpus, `fuzz/seeds/read_trace`: one small writer output per file
 //! version, compression, byte order and long size, each with an instance, losses,
-//! time extends, absolute timestamps and events without format. The committed seeds must
-//! all read without damage; `UPDATE_FUZZ_SEEDS=1 cargo test -p tracedat --test fuzz_seeds`
-//! writes them anew.
+//! time extends, absolute timestamps and events without format; and `foreign-*.dat`,
+//! the first page of each CPU of three traces from other machines (32-bit Arm and i686,
+//! old kernels, bprint and printk formats; made with testdata/programs/trim-v6-trace.py
+//! --max-pages 1). The committed seeds must all read without damage;
+//! `UPDATE_FUZZ_SEEDS=1 cargo test -p tracedat --test fuzz_seeds` writes the generated
+//! ones anew.
 
 mod common;
 
 use common::{Scenario, all_formats, generate};
 use std::path::{Path, PathBuf};
-use tracedat::{Endian, FileFormat, FileVersion, Trace};
+use tracedat::{Endian, FileFormat, FileVersion, Item, ReportPrinter, Selection, Trace};
 
 const PAGE_SIZE: u32 = 256;
 
@@ -50,4 +53,33 @@ fn seeds_are_small_valid_traces() {
         assert!(items.len() >= 60, "{}", path.display());
     }
     assert!(total < 256 << 10, "the seeds take {total} bytes");
+}
+
+#[test]
+fn foreign_seeds_read_and_print_without_damage() {
+    let mut seeds: Vec<PathBuf> = std::fs::read_dir(seed_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("foreign-")))
+        .collect();
+    seeds.sort();
+    assert_eq!(seeds.len(), 3, "{seeds:?}");
+    let mut total = 0;
+    for path in seeds {
+        let bytes = std::fs::read(&path).unwrap();
+        total += bytes.len();
+        let trace = Trace::from_bytes(path.display().to_string(), bytes).unwrap();
+        let mut events = trace.events_of(&Selection::all());
+        let mut printer = ReportPrinter::new(&trace);
+        let (mut text, mut count) = (Vec::new(), 0);
+        while let Some(item) = events.next() {
+            if let Item::Event(event) = item {
+                printer.event(&mut text, &event);
+                count += 1;
+            }
+        }
+        assert!(events.damage().is_empty() && count >= 50, "{}: {count} events", path.display());
+        assert!(!text.is_empty());
+    }
+    assert!(total < 128 << 10, "the foreign seeds take {total} bytes");
 }

@@ -55,7 +55,7 @@ fn check_metadata(trace: &Trace, format: &FileFormat, what: &str) {
     assert!(meta.formats.rejected.is_empty(), "{what}");
     assert_eq!(meta.cmdlines.get(100), Some("hackbench"), "{what}");
     assert_eq!(meta.kallsyms.symbols().len(), 2, "{what}");
-    assert_eq!(meta.printk.get(0xffffffff82000000), Some("hello %d\\n"));
+    assert_eq!(meta.printk.get(0xffffffff82000000), Some("hello %d"));
 }
 
 #[test]

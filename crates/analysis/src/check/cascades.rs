@@ -12,15 +12,15 @@ use std::collections::HashMap;
 /// where it arrived, and that one moved next, within a millisecond.
 pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
     const WITHIN: Nanos = Nanos(1_000_000);
-    let migrations = &model.migrations;
+    let migrations = model.migrations();
     let mut by_task: HashMap<TaskId, Vec<usize>> = HashMap::new();
     for index in 0..migrations.len() {
-        by_task.entry(migrations.task[index]).or_default().push(index);
+        by_task.entry(migrations.get(index).task).or_default().push(index);
     }
     // The migration that follows `index` in a chain, if any.
     let next = |index: usize| -> Option<usize> {
-        let (time, task, to) = (migrations.time[index], migrations.task[index], migrations.to[index]);
-        let segments = &model.cpus.get(to.index())?.segments;
+        let model::Migration { time, task, to, .. } = migrations.get(index);
+        let segments = model.cpu(to)?.segments();
         // The task running where it arrived was switched out, preempted, for it.
         let at = segments.overlapping(time, time + Nanos(1));
         let index = at.clone().find(|&i| {
@@ -32,15 +32,13 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
         if successor.task != task || successor.start != displaced.end {
             return None;
         }
-        by_task
-            .get(&displaced.task)?
-            .iter()
-            .copied()
-            .find(|&j| migrations.from[j] == to && migrations.time[j] >= time && migrations.time[j] <= time + WITHIN)
+        by_task.get(&displaced.task)?.iter().copied().find(|&j| {
+            migrations.get(j).from == to && migrations.time(j) >= time && migrations.time(j) <= time + WITHIN
+        })
     };
     let mut in_chain = vec![false; migrations.len()];
     let mut incidents = Vec::new();
-    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time[i])) {
+    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time(i))) {
         if in_chain[first] {
             continue;
         }
@@ -48,7 +46,7 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
         while let Some(following) = next(*chain.last().expect("a chain")).filter(|j| !chain.contains(j)) {
             chain.push(following);
         }
-        if chain.len() < 3 || !request.filter.accepts(model, migrations.task[first]) {
+        if chain.len() < 3 || !request.filter.accepts(model, migrations.get(first).task) {
             continue;
         }
         chain.iter().for_each(|&i| in_chain[i] = true);
@@ -58,24 +56,24 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
 }
 
 fn cascade_incident(model: &Model, chain: &[usize]) -> Incident {
-    let migrations = &model.migrations;
-    let (start, end) = (migrations.time[chain[0]], migrations.time[*chain.last().expect("a chain")]);
-    let mut cpus = vec![migrations.from[chain[0]]];
-    cpus.extend(chain.iter().map(|&i| migrations.to[i]));
+    let migrations = model.migrations();
+    let (start, end) = (migrations.time(chain[0]), migrations.time(*chain.last().expect("a chain")));
+    let mut cpus = vec![migrations.get(chain[0]).from];
+    cpus.extend(chain.iter().map(|&i| migrations.get(i).to));
     let name = |i: usize| {
-        let task = migrations.task[i];
-        format!("{}:{}", model.comm_at(task, migrations.time[i]), model.tasks.get(task).pid)
+        let task = migrations.get(i).task;
+        format!("{}:{}", model.comm_at(task, migrations.time(i)), model.tasks().get(task).pid)
     };
     let steps: Vec<String> = chain
         .iter()
-        .map(|&i| format!("{} moved CPU {} -> {}", name(i), migrations.from[i].0, migrations.to[i].0))
+        .map(|&i| format!("{} moved CPU {} -> {}", name(i), migrations.get(i).from.0, migrations.get(i).to.0))
         .collect();
     Incident {
         kind: Kind::MigrationCascade,
         start,
         end,
         cpus,
-        pids: chain.iter().map(|&i| model.tasks.get(migrations.task[i]).pid).collect(),
+        pids: chain.iter().map(|&i| model.tasks().get(migrations.get(i).task).pid).collect(),
         explanation: format!(
             "{} migrations in {:.0} us, each displacing the next: {}",
             chain.len(),

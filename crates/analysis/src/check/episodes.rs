@@ -192,13 +192,13 @@ struct Queues<'m> {
 
 impl<'m> Queues<'m> {
     fn new(model: &'m Model) -> Queues<'m> {
-        Queues { model, longest: (0..model.cpus.len()).map(|_| std::cell::OnceCell::new()).collect() }
+        Queues { model, longest: (0..model.cpus().len()).map(|_| std::cell::OnceCell::new()).collect() }
     }
 
     /// The pieces of `cpu` overlapping `[start, end)`, as (piece start, end, wait).
     fn overlapping(&self, cpu: Cpu, start: Nanos, end: Nanos) -> Vec<(Nanos, Nanos, usize)> {
-        let Some(timeline) = self.model.cpus.get(cpu.index()) else { return Vec::new() };
-        let queue = &timeline.queue;
+        let Some(timeline) = self.model.cpus().get(cpu.index()) else { return Vec::new() };
+        let queue = timeline.queue();
         let longest = *self.longest[cpu.index()]
             .get_or_init(|| queue.iter().map(|p| p.end.saturating_sub(p.start)).max().unwrap_or_default());
         let upto = first_index(queue.len(), |i| queue.get(i).start >= end);
@@ -238,7 +238,7 @@ fn attribute(
     let (cluster_start, cluster_end) = (cluster.extent.start, cluster.extent.end);
     let mut waits: Vec<(WaitShare, u64)> = Vec::new();
     for (start, end, wait_index) in queues.overlapping(cluster.cpu, cluster_start, cluster_end) {
-        let wait = model.waits.get(wait_index);
+        let wait = model.waits().get(wait_index);
         if !request.filter.accepts(model, wait.task) {
             continue;
         }
@@ -286,7 +286,7 @@ fn main_kind(mix: &CauseMix) -> Kind {
 
 /// The task that a switch at `time` on `cpu` started.
 fn preempting_task(model: &Model, cpu: Cpu, time: Nanos) -> Option<TaskId> {
-    let segments = &model.cpus.get(cpu.index())?.segments;
+    let segments = model.cpu(cpu)?.segments();
     let range = segments.overlapping(time, time + Nanos(1));
     range.map(|i| segments.get(i)).find(|s| s.start == time && s.task != TaskId::IDLE).map(|s| s.task)
 }
@@ -307,7 +307,7 @@ impl WakeupsOfWaits {
                 wanted.insert(wait as u32, None);
             }
         }
-        for wakeup in model.wakeups.iter() {
+        for wakeup in model.wakeups().iter() {
             if let Some(slot) = wakeup.wait.and_then(|wait| wanted.get_mut(&wait)) {
                 *slot = Some(wakeup);
             }
@@ -446,19 +446,19 @@ struct Runs {
 
 impl TaskRuns {
     fn of(model: &Model) -> TaskRuns {
-        let mut runs = vec![Runs { cpus: Some([None; 4]), first: Nanos::MAX, ..Runs::default() }; model.tasks.len()];
-        for timeline in &model.cpus {
-            for segment in timeline.segments.iter().filter(|s| s.task != TaskId::IDLE) {
+        let mut runs = vec![Runs { cpus: Some([None; 4]), first: Nanos::MAX, ..Runs::default() }; model.tasks().len()];
+        for timeline in model.cpus() {
+            for segment in timeline.segments().iter().filter(|s| s.task != TaskId::IDLE) {
                 let entry = &mut runs[segment.task.index()];
                 entry.count += 1;
                 entry.first = entry.first.min(segment.start);
                 entry.last = entry.last.max(segment.end);
                 entry.cpus = entry.cpus.and_then(|mut cpus| {
-                    if cpus.contains(&Some(timeline.cpu)) {
+                    if cpus.contains(&Some(timeline.cpu())) {
                         return Some(cpus);
                     }
                     let free = cpus.iter_mut().find(|c| c.is_none())?;
-                    *free = Some(timeline.cpu);
+                    *free = Some(timeline.cpu());
                     Some(cpus)
                 });
             }
@@ -513,7 +513,7 @@ fn episode(model: &Model, request: &CheckRequest<'_>, runs: &TaskRuns, group: &[
         .iter()
         .take(TOP_TASKS)
         .map(|p| TaskLoss {
-            pid: model.tasks.get(p.task).pid,
+            pid: model.tasks().get(p.task).pid,
             comm: model.comm_at(p.task, p.first_wait).to_string(),
             lost_ns: p.lost,
             waits: p.waits,
@@ -522,7 +522,7 @@ fn episode(model: &Model, request: &CheckRequest<'_>, runs: &TaskRuns, group: &[
         .collect();
     let mut pids: Vec<Pid> = tasks.iter().map(|t| t.pid).collect();
     if kind == Kind::KthreadPreemption {
-        for pid in waits.iter().filter_map(|w| w.preempter).map(|t| model.tasks.get(t).pid) {
+        for pid in waits.iter().filter_map(|w| w.preempter).map(|t| model.tasks().get(t).pid) {
             if !pids.contains(&pid) {
                 pids.push(pid);
             }
@@ -581,7 +581,7 @@ fn pinning(
     // The CPUs it could have run on instead: those that idled, other than where it waited.
     let idle: Vec<Cpu> = idle.iter().copied().filter(|c| !waited_on.contains(c)).collect();
     let idle = idle.as_slice();
-    let pid = model.tasks.get(part.task).pid;
+    let pid = model.tasks().get(part.task).pid;
     if let Some(allowed) = request.affinity.and_then(|a| a.allowed(pid)) {
         let kept_off = !allowed.is_empty() && !idle.is_empty() && allowed.iter().all(|c| !idle.contains(c));
         return if kept_off { Pinning::Recorded } else { Pinning::No };
@@ -612,7 +612,7 @@ fn evidence(model: &Model, waits: &[&WaitShare]) -> Vec<Evidence> {
         .into_iter()
         .take(TOP_WAITS)
         .map(|wait| {
-            let pid = model.tasks.get(wait.task).pid;
+            let pid = model.tasks().get(wait.task).pid;
             let name = format!("{}:{pid}", model.comm_at(wait.task, wait.start));
             let waited = ms(wait.end.saturating_sub(wait.start).0);
             let idle = IdleCpus::during(model, &[wait.cpu], wait.start, wait.end).describe();
@@ -656,8 +656,8 @@ struct IdleCpus {
 impl IdleCpus {
     fn during(model: &Model, busy: &[Cpu], start: Nanos, end: Nanos) -> IdleCpus {
         let mut per_cpu: Vec<(Nanos, Cpu)> = Vec::new();
-        for timeline in model.cpus.iter().filter(|t| !busy.contains(&t.cpu)) {
-            let segments = &timeline.segments;
+        for timeline in model.cpus().iter().filter(|t| !busy.contains(&t.cpu())) {
+            let segments = timeline.segments();
             let idle = segments
                 .overlapping(start, end)
                 .map(|i| segments.get(i))
@@ -665,7 +665,7 @@ impl IdleCpus {
                 .map(|s| s.end.min(end).saturating_sub(s.start.max(start)))
                 .fold(Nanos(0), |a, b| a + b);
             if idle > Nanos(0) {
-                per_cpu.push((idle, timeline.cpu));
+                per_cpu.push((idle, timeline.cpu()));
             }
         }
         per_cpu.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -721,7 +721,7 @@ fn explain(model: &Model, incident: &Incident, parts: &[Part], runs: &TaskRuns, 
         causes.join(", ")
     );
     if let Some(part) = parts.iter().find(|p| p.pinning == incident.pinning && p.pinning != Pinning::No) {
-        let name = format!("{}:{}", model.comm_at(part.task, part.first_wait), model.tasks.get(part.task).pid);
+        let name = format!("{}:{}", model.comm_at(part.task, part.first_wait), model.tasks().get(part.task).pid);
         let idle_text = idle.describe();
         text.push(' ');
         text.push_str(&match incident.pinning {

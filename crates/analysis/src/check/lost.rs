@@ -57,9 +57,9 @@ pub(crate) struct Swept {
 
 /// Sweeps `window` once.
 pub(crate) fn sweep(model: &Model, window: Window, filter: &TaskFilter) -> Swept {
-    let cpus = model.cpus.len();
+    let cpus = model.cpus().len();
     // Clearly more runnable tasks than CPUs: by two, or a quarter of the CPUs if more.
-    let threshold = model.cpu_count + (model.cpu_count / 4).max(2);
+    let threshold = model.cpu_count() + (model.cpu_count() / 4).max(2);
     let parts = sweep_cpus_in_parts(model, window, filter, PARTS, |part| PartSweep::new(part, window, cpus, threshold));
     let mut raw: Vec<RawPiece> = Vec::new();
     let mut bins = vec![Bin::default(); window.len().0.div_ceil(BIN) as usize];

@@ -7,8 +7,17 @@
 
 use refcheck::{FieldValue, Line};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use tracedat::format::{Element, FieldKind};
+
+/// The standard output of a successful run, as bytes.
+pub fn schedlens_bytes(args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlens")).args(args).output().expect("run schedlens");
+    assert!(out.status.success(), "schedlens {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
 
 pub fn schedlens(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_schedlens")).args(args).output().expect("run schedlens");
@@ -21,13 +30,37 @@ fn field_value(value: &Value) -> FieldValue {
         Value::Number(n) => FieldValue::Int(n.as_i64().map_or_else(|| n.as_u64().unwrap() as i128, |v| v as i128)),
         // trace-cmd drops one final newline of a string when it prints the event.
         Value::String(s) => FieldValue::Str(s.strip_suffix('\n').unwrap_or(s).to_string()),
-        Value::Array(items) => FieldValue::Array(items.iter().map(|v| v.as_i64().unwrap() as i128).collect()),
+        Value::Array(items) => FieldValue::Array(
+            items
+                .iter()
+                .map(|v| v.as_i64().map_or_else(|| v.as_u64().expect("a number") as i128, i128::from))
+                .collect(),
+        ),
         _ => FieldValue::Any,
     }
 }
 
+/// Per event name, the fields trace-cmd shows only in part (zero-size trailing arrays of
+/// numbers, arrays counted by another field), with their element size.
+type PartlyShown = BTreeMap<String, BTreeMap<String, u8>>;
+
+fn partly_shown(path: &Path) -> PartlyShown {
+    let trace = tracedat::Trace::open(path).expect("open the trace");
+    let mut out = PartlyShown::new();
+    for format in trace.formats().iter() {
+        for field in &format.fields {
+            let counted = field.kind == FieldKind::StaticArray && (field.size == 0 || field.count_field.is_some());
+            if let (true, Element::Int { size, .. }) = (counted, field.element) {
+                out.entry(format.name.clone()).or_default().insert(field.name.clone(), size);
+            }
+        }
+    }
+    out
+}
+
 /// Compares one of our JSON lines with one reference line; `Err` describes the difference.
-fn compare(ours: &Value, reference: &Line) -> Result<(), String> {
+/// Fields trace-cmd shows as symbols are compared through the name in `"symbols"`.
+fn compare(ours: &Value, reference: &Line, partly: &PartlyShown) -> Result<(), String> {
     let buffer = ours.get("buffer").and_then(Value::as_str).map(str::to_string);
     match reference {
         Line::Lost { buffer: b, cpu, count } => {
@@ -44,11 +77,23 @@ fn compare(ours: &Value, reference: &Line) -> Result<(), String> {
             if !header_same {
                 return Err(format!("event differs: {ours} vs {e:?}"));
             }
+            let symbols = ours.get("symbols").and_then(Value::as_object);
+            let partial = partly.get(&e.event);
             let fields: Vec<(String, FieldValue)> = ours["fields"]
                 .as_object()
                 .expect("fields object")
                 .iter()
-                .map(|(name, value)| (name.clone(), field_value(value)))
+                .map(|(name, value)| {
+                    let expected = match (symbols.and_then(|s| s.get(name)), partial.and_then(|p| p.get(name))) {
+                        (Some(symbol), _) => FieldValue::Str(symbol.as_str().expect("symbol name").to_string()),
+                        (None, Some(&size)) => match field_value(value) {
+                            FieldValue::Array(values) => FieldValue::ArrayPrefix { size, values },
+                            other => other,
+                        },
+                        (None, None) => field_value(value),
+                    };
+                    (name.clone(), expected)
+                })
                 .collect();
             refcheck::match_fields(&e.payload, &fields).map_err(|why| format!("{why}: {ours} vs {:?}", e.payload))
         }
@@ -63,8 +108,9 @@ pub fn assert_dump_agrees_with_trace_cmd(path: &Path) -> usize {
     let ours: Vec<Value> =
         schedlens(&["dump", "--json", &name]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
     assert_eq!(ours.len(), reference.lines.len(), "{name}: number of events and losses");
+    let partly = partly_shown(path);
     let differences: Vec<String> =
-        ours.iter().zip(&reference.lines).filter_map(|(o, r)| compare(o, r).err()).take(5).collect();
+        ours.iter().zip(&reference.lines).filter_map(|(o, r)| compare(o, r, &partly).err()).take(5).collect();
     assert!(differences.is_empty(), "{name}:\n{}", differences.join("\n"));
     ours.len()
 }
