@@ -127,7 +127,9 @@ printf 'no newline' >$M; printf 'a\\n\\nb\\n\\n' >$M; printf 'z\\nx-1 [000] 1.5:
         srec -o "$o" --sleep 1 -- taskset -c 0 pinned-spin 300 ;;
     spin-unpinned-v7zstd)
         rec short $EV -q -o "$o" sh -c 'sleep 1; pinned-spin 300' ;;
-    spin-unpinned-record)
+    spin-unpinned-record|spin-startup-record)
+        # spin-startup-record: a recording in which the kernel happened to start both
+        # spinners on one CPU (record until `check` shows it; 2 in 10 did here).
         srec -o "$o" --sleep 1 -- pinned-spin 300 ;;
     spin-overload-v7zstd) # 4 spinners on 2 CPUs
         rec short $EV -q -o "$o" sh -c 'sleep 1; pinned-spin 300 4' ;;

@@ -168,3 +168,127 @@ fn an_unpinned_barrier_has_no_incident_and_the_text_fits_80_columns() {
         }
     }
 }
+
+/// `check --format json --after-sleep` on a fixture: the workload after the recording's
+/// initial sleep.
+fn check_fixture(name: &str) -> Value {
+    serde_json::from_str(&schedlens(&["check", &fixture(name), "--after-sleep", "--format", "json"])).unwrap()
+}
+
+fn episodes<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    report["incidents"].as_array().unwrap().iter().filter(|i| i["kind"] == kind).collect()
+}
+
+fn ns(value: &Value) -> u64 {
+    value.as_u64().unwrap()
+}
+
+fn window_ns(report: &Value) -> u64 {
+    ns(&report["window"]["end_ns"]) - ns(&report["window"]["start_ns"])
+}
+
+fn involves(episode: &Value, comm: &str) -> bool {
+    episode["tasks"].as_array().unwrap().iter().any(|t| t["comm"] == comm)
+}
+
+/// Three barrier threads pinned to CPU 0 of 2 (`taskset -c 0 barrier 300 200000 3`):
+/// many waits of 0.1-0.5 ms, none long, while CPU 1 idles.
+///
+/// ```text
+/// CPU 0  |ABCABACBCABCAB...|   the threads take turns, the others wait
+/// CPU 1  |.................|   idle
+/// ```
+///
+/// Work-conservation episodes flagged pinned (affinity recorded) or possibly pinned
+/// (trace-cmd's file) hold at least half of the idle-while-waiting time.
+#[test]
+fn a_pinned_barrier_is_a_pinned_work_conservation_episode() {
+    for (name, flag) in [("barrier-pinned-v7zstd.dat", "possibly"), ("barrier-pinned-record.dat", "pinned")] {
+        let report = check_fixture(name);
+        let idle_while_waiting = ns(&report["summary"]["idle_while_waiting_ns"]);
+        let flagged: u64 = episodes(&report, "work-conservation")
+            .iter()
+            .filter(|e| e["pinning"] == flag && involves(e, "barrier"))
+            .map(|e| ns(&e["lost_cpu_ns"]))
+            .sum();
+        eprintln!("{name}: {flag} episodes lost {flagged} ns of {idle_while_waiting} ns idle-while-waiting");
+        assert!(idle_while_waiting > window_ns(&report) / 3, "{name}: {report}");
+        assert!(2 * flagged >= idle_while_waiting, "{name}: {flagged} of {idle_while_waiting}: {report}");
+    }
+}
+
+/// Two spinners pinned to CPU 0 (`taskset -c 0 pinned-spin 300`): one episode holds at
+/// least 80% of the idle-while-waiting time, pinned by the recorded affinity.
+#[test]
+fn pinned_spinners_are_one_episode_with_most_of_the_lost_time() {
+    for (name, flag) in [("scenario-pinned-v7zstd.dat", "possibly"), ("spin-pinned-record.dat", "pinned")] {
+        let report = check_fixture(name);
+        let idle_while_waiting = ns(&report["summary"]["idle_while_waiting_ns"]);
+        let top = episodes(&report, "work-conservation")[0];
+        eprintln!("{name}: top episode lost {} ns of {idle_while_waiting} ns", top["lost_cpu_ns"]);
+        assert!(10 * ns(&top["lost_cpu_ns"]) >= 8 * idle_while_waiting, "{name}: {report}");
+        assert_eq!(top["pinning"], flag, "{name}: {top}");
+        assert!(involves(top, "pinned-spin"), "{name}: {top}");
+    }
+}
+
+/// Unpinned, the spinners get a CPU each: no work-conservation episode involves them,
+/// nothing loses a millisecond, nothing is flagged pinned (the recorder's own threads may
+/// wait briefly).
+#[test]
+fn unpinned_spinners_and_barrier_leave_only_noise() {
+    for name in ["spin-unpinned-v7zstd.dat", "spin-unpinned-record.dat"] {
+        let report = check_fixture(name);
+        let incidents = report["incidents"].as_array().unwrap();
+        for episode in episodes(&report, "work-conservation") {
+            assert!(!involves(episode, "pinned-spin"), "{name}: {episode}");
+        }
+        for incident in incidents {
+            assert!(ns(&incident["lost_cpu_ns"]) < 1_000_000, "{name}: {incident}");
+            assert!(incident["pinning"] == "no" || incident["pinning"].is_null(), "{name}: {incident}");
+        }
+    }
+    // The barrier's threads wait behind each other now and then: scattered short
+    // episodes losing under 5% of the window, none pinned by the recorded affinity.
+    for name in ["barrier-unpinned-v7zstd.dat", "barrier-unpinned-record.dat"] {
+        let report = check_fixture(name);
+        let lost = ns(&report["summary"]["lost_cpu_ns"]);
+        assert!(20 * lost < window_ns(&report), "{name}: {lost} ns lost: {report}");
+    }
+    let report = check_fixture("barrier-unpinned-record.dat");
+    assert!(report["incidents"].as_array().unwrap().iter().all(|i| i["pinning"] != "pinned"), "{report}");
+}
+
+/// Unpinned spinners the kernel started on the same CPU, CPU 1 idle until load balancing
+/// moved one 8 ms later: one short work-conservation episode, the scheduler's, not pinned.
+#[test]
+fn spinners_started_on_one_cpu_are_a_short_episode() {
+    let report = check_fixture("spin-startup-record.dat");
+    let found = episodes(&report, "work-conservation");
+    assert_eq!(found.len(), 1, "{report}");
+    let episode = found[0];
+    assert!(involves(episode, "pinned-spin") && episode["pinning"] == "no", "{episode}");
+    assert!((3_000_000..10_000_000).contains(&ns(&episode["lost_cpu_ns"])), "{episode}");
+    assert!(ns(&episode["start_ns"]) < ns(&report["window"]["start_ns"]) + 20_000_000, "{episode}");
+}
+
+/// Four spinners on two CPUs (`pinned-spin 300 4`): an overload over at least 90% of the
+/// window, and no episode within it (the kernel's brief imbalances as the spinners start
+/// and end fall outside).
+#[test]
+fn overload_is_context_and_nothing_in_it_is_blamed_on_the_scheduler() {
+    for name in ["spin-overload-v7zstd.dat", "spin-overload-record.dat"] {
+        let report = check_fixture(name);
+        let overloads = episodes(&report, "overload");
+        let covered: u64 = overloads.iter().map(|o| ns(&o["end_ns"]) - ns(&o["start_ns"])).sum();
+        eprintln!("{name}: overload covers {covered} ns of {} ns", window_ns(&report));
+        assert!(10 * covered >= 9 * window_ns(&report), "{name}: {report}");
+        for incident in report["incidents"].as_array().unwrap().iter().filter(|i| i["kind"] != "overload") {
+            let inside = overloads
+                .iter()
+                .any(|o| ns(&incident["start_ns"]) < ns(&o["end_ns"]) && ns(&o["start_ns"]) < ns(&incident["end_ns"]));
+            assert!(!inside, "{name}: blamed on the scheduler during the overload: {incident}");
+        }
+        assert!(33 * ns(&report["summary"]["lost_cpu_ns"]) < window_ns(&report), "{name}: {report}");
+    }
+}
