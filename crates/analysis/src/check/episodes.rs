@@ -25,6 +25,7 @@
 //!    taking precedence, the kind (its main cause, pinned waste counting as
 //!    work-conservation), its largest waits as evidence, and an explanation.
 
+use super::cursor::SegmentCursors;
 use super::lost::LostPiece;
 use super::{Cause, CauseMix, CheckRequest, Evidence, Incident, Kind, Pinning, TaskLoss, ms};
 use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WakeupKind};
@@ -60,9 +61,10 @@ pub(super) fn episodes(model: &Model, request: &CheckRequest<'_>, pieces: &[Lost
         return Vec::new();
     }
     let queues = Queues::new(model);
-    let wakeups = WakeupsOfWaits::for_waits(model, &queues, &clusters);
+    let wakeups = WakeupsOfWaits::of(model);
+    let mut cursors = SegmentCursors::new(model);
     let attributed: Vec<Attributed> =
-        clusters.into_iter().map(|c| attribute(model, request, &queues, pieces, c, &wakeups)).collect();
+        clusters.into_iter().map(|c| attribute(model, request, &queues, pieces, c, &wakeups, &mut cursors)).collect();
     let groups = simultaneous(patterns(&attributed), request.min_lost);
     let groups: Vec<Vec<&Attributed>> = groups
         .into_iter()
@@ -233,6 +235,7 @@ fn attribute(
     pieces: &[LostPiece],
     cluster: Cluster,
     wakeups: &WakeupsOfWaits,
+    cursors: &mut SegmentCursors<'_>,
 ) -> Attributed {
     let lost_pieces = cluster.pieces(pieces);
     let (cluster_start, cluster_end) = (cluster.extent.start, cluster.extent.end);
@@ -247,10 +250,10 @@ fn attribute(
             continue;
         }
         let preempter = (wait.cause == WaitCause::Preempted && start == wait.start)
-            .then(|| preempting_task(model, cluster.cpu, wait.start))
+            .then(|| cursors.started_at(cluster.cpu, wait.start))
             .flatten()
             .filter(|&t| is_kernel_thread(model.comm_at(t, wait.start)));
-        let previous = wakeups.misplaced(model, wait_index, wait.start);
+        let previous = wakeups.misplaced(model, cursors, wait_index, wait.start);
         let cause = match (preempter, previous) {
             (Some(_), _) => Cause::KthreadPreemption,
             (None, Some(_)) => Cause::WakeupPlacement,
@@ -284,44 +287,41 @@ fn main_kind(mix: &CauseMix) -> Kind {
     candidates.iter().fold(candidates[0], |best, &c| if c.0 > best.0 { c } else { best }).1
 }
 
-/// The task that a switch at `time` on `cpu` started.
-fn preempting_task(model: &Model, cpu: Cpu, time: Nanos) -> Option<TaskId> {
-    let segments = model.cpu(cpu)?.segments();
-    let range = segments.overlapping(time, time + Nanos(1));
-    range.map(|i| segments.get(i)).find(|s| s.start == time && s.task != TaskId::IDLE).map(|s| s.task)
-}
-
 fn is_kernel_thread(comm: &str) -> bool {
     KERNEL_THREADS.iter().any(|prefix| comm.starts_with(prefix))
 }
 
-/// The wakeups that began the waits of the clusters (a scan of the wakeups, made only
-/// when there are clusters).
-struct WakeupsOfWaits(HashMap<u32, model::Wakeup>);
+/// The wakeup that began each wait, by wait (one pass over the wakeups' wait column).
+struct WakeupsOfWaits(Vec<u32>);
 
 impl WakeupsOfWaits {
-    fn for_waits(model: &Model, queues: &Queues<'_>, clusters: &[Cluster]) -> Self {
-        let mut wanted: HashMap<u32, Option<model::Wakeup>> = HashMap::new();
-        for cluster in clusters {
-            for (_, _, wait) in queues.overlapping(cluster.cpu, cluster.extent.start, cluster.extent.end) {
-                wanted.insert(wait as u32, None);
+    const NONE: u32 = u32::MAX;
+
+    fn of(model: &Model) -> Self {
+        let wakeups = model.wakeups();
+        let mut of_wait = vec![Self::NONE; model.waits().len()];
+        for index in 0..wakeups.len() {
+            if let Some(slot) = wakeups.wait(index).and_then(|wait| of_wait.get_mut(wait as usize)) {
+                *slot = index as u32;
             }
         }
-        for wakeup in model.wakeups().iter() {
-            if let Some(slot) = wakeup.wait.and_then(|wait| wanted.get_mut(&wait)) {
-                *slot = Some(wakeup);
-            }
-        }
-        WakeupsOfWaits(wanted.into_iter().filter_map(|(wait, wakeup)| Some((wait, wakeup?))).collect())
+        WakeupsOfWaits(of_wait)
     }
 
     /// For a wait begun by a wakeup that moved the task from its previous CPU onto the
     /// waker's (busy) one: the previous CPU, and whether it was idle then.
-    fn misplaced(&self, model: &Model, wait: usize, start: Nanos) -> Option<(Cpu, bool)> {
-        let wakeup = self.0.get(&(wait as u32))?;
+    fn misplaced(
+        &self,
+        model: &Model,
+        cursors: &mut SegmentCursors<'_>,
+        wait: usize,
+        start: Nanos,
+    ) -> Option<(Cpu, bool)> {
+        let index = *self.0.get(wait).filter(|&&i| i != Self::NONE)?;
+        let wakeup = model.wakeups().get(index as usize);
         let prev = wakeup.prev_cpu?;
         let onto_waker = wakeup.kind == WakeupKind::Wakeup && wakeup.waker_cpu == Some(wakeup.target_cpu);
-        (onto_waker && prev != wakeup.target_cpu).then(|| (prev, model.cpu_idle_at(prev, start) == Some(true)))
+        (onto_waker && prev != wakeup.target_cpu).then(|| (prev, cursors.idle_at(prev, start) == Some(true)))
     }
 }
 
