@@ -19,5 +19,11 @@ if ! command -v cargo >/dev/null; then
     source "$HOME/.cargo/env"
 fi
 
-cargo test --workspace --locked
+# `export --format otf2` needs the OTF2 C library (Debian: libotf2-trace-dev); test it
+# where it is installed.
+features=()
+if [[ -e /usr/include/otf2/otf2.h ]]; then
+    features=(--features schedlens/otf2,export/otf2)
+fi
+cargo test --workspace --locked "${features[@]}"
 scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-60}"

@@ -45,6 +45,8 @@ impl WindowArgs {
 pub struct Loaded {
     pub trace: Trace,
     pub model: Model,
+    /// The buffer the model was built from ("" is the top buffer).
+    pub buffer: String,
     pub outcome: Outcome,
 }
 
@@ -76,5 +78,5 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
         }
     }
     let outcome = crate::report_damage(&report.damage);
-    Ok(Loaded { trace, model, outcome })
+    Ok(Loaded { trace, model, buffer: report.buffer, outcome })
 }

@@ -8,6 +8,7 @@ mod check;
 mod common;
 mod compare;
 mod dump;
+mod export;
 mod figure;
 mod graph;
 mod info;
@@ -55,6 +56,9 @@ enum Command {
     /// Find scheduler pathologies: waits while cores idle, misplaced wakeups, kernel-thread
     /// stragglers, overload; ranked, explained, with figures on request.
     Check(check::Args),
+    /// Export a trace for other tools: Perfetto (.pftrace), Parquet tables (DuckDB,
+    /// Spark), OTF2 (Vampir).
+    Export(export::Args),
     /// Run a command N times per setting of scheduler knobs (untraced or recorded): running
     /// times, statistics, the sorted-times figure, scheduler metrics that go with slowness.
     Runs(runs::Args),
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
+        Command::Export(args) => export::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),
     };

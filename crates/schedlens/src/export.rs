@@ -1,0 +1,126 @@
+//! `schedlens export`: a trace's events and model in the formats other tools read —
+//! Perfetto (`.pftrace`), Parquet tables for DuckDB and Spark, OTF2 for Vampir (built with
+//! the `otf2` feature). The writers live in the `export` crate; this is the glue.
+
+use crate::Outcome;
+use crate::common::{Loaded, WindowArgs, load_model};
+use crate::progress::Progress;
+use anyhow::{Context, Result, bail};
+use export::{Input, Scope};
+use model::Nanos;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace.dat files (several only with --format parquet, into one directory).
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+    #[arg(long, value_enum)]
+    format: Format,
+    /// The output: a file for perfetto, a directory for parquet and otf2.
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Parquet: the trace's partition name (`trace=NAME`); default the file name
+    /// without `.dat`.
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// `check` episodes that lost less CPU time than this many milliseconds are left out.
+    #[arg(long, value_name = "MS", default_value_t = 0.25)]
+    min_lost: f64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// Perfetto's protobuf trace: open it in the Perfetto UI.
+    Perfetto,
+    /// One Parquet file per table, partitioned by trace.
+    Parquet,
+    /// An OTF2 archive for Vampir.
+    Otf2,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    if !(args.min_lost.is_finite() && args.min_lost >= 0.0) {
+        bail!("--min-lost {} must be a number of milliseconds, 0 or more", args.min_lost);
+    }
+    if args.traces.len() > 1 && args.format != Format::Parquet {
+        bail!("several traces can only be exported with --format parquet (one directory, a partition each)");
+    }
+    if args.traces.len() > 1 && args.name.is_some() {
+        bail!("--name names one trace; several traces are named after their files");
+    }
+    let mut outcome = Outcome::Complete;
+    for path in &args.traces {
+        if export_one(&args, path)? == Outcome::Partial {
+            outcome = Outcome::Partial;
+        }
+    }
+    Ok(outcome)
+}
+
+fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
+    let Loaded { trace, model, buffer, outcome } = load_model(path, model::Detail::FULL)?;
+    let (window, origin) = args.window.resolve(&model, path)?;
+    let scope = Scope::new(&model, window, origin, args.window.filter());
+    let min_lost = Nanos((args.min_lost * 1e6) as u64);
+    let affinity = crate::check::recorded_affinity(&trace);
+    let input =
+        Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, min_lost, affinity: affinity.as_ref() };
+    let bar = Progress::bytes(trace.data_size(&tracedat::Selection::all()), "exporting");
+    let mut progress = |done: u64, _total: u64| bar.set(done);
+    let out = &args.output;
+    let context = || format!("exporting {} as {:?}", path.display(), args.format);
+    let message = match args.format {
+        Format::Perfetto => {
+            let s = export::perfetto::write(&input, out, &mut progress).with_context(context)?;
+            format!(
+                "{}: {} events ({} as generic events), {} counter values, {} incidents, {} bytes",
+                out.display(),
+                s.known_events + s.generic_events,
+                s.generic_events,
+                s.tracks.counter_values,
+                s.tracks.incident_slices,
+                s.bytes
+            )
+        }
+        Format::Parquet => {
+            let name = args.name.clone().unwrap_or_else(|| default_name(path));
+            let s = export::parquet::write(&input, out, &name, &mut progress).with_context(context)?;
+            let rows: u64 = s.tables.iter().map(|(_, n)| n).sum();
+            format!("{}: trace={}: {} tables, {rows} rows", out.display(), s.trace, s.tables.len())
+        }
+        Format::Otf2 => write_otf2(&input, out, &mut progress).with_context(context)?,
+    };
+    drop(bar);
+    println!("{message}");
+    Ok(outcome)
+}
+
+#[cfg(feature = "otf2")]
+fn write_otf2(input: &Input<'_>, out: &Path, progress: export::ProgressFn<'_>) -> Result<String> {
+    let s = export::otf2::write(input, out, progress)?;
+    Ok(format!(
+        "{}: {} locations, {} regions, {} enter/leave pairs, {} migration messages, {} metric values",
+        out.join("traces.otf2").display(),
+        s.locations,
+        s.regions,
+        s.enters,
+        s.messages,
+        s.metric_values
+    ))
+}
+
+#[cfg(not(feature = "otf2"))]
+fn write_otf2(_: &Input<'_>, _: &Path, _: export::ProgressFn<'_>) -> Result<String> {
+    bail!(
+        "this schedlens was built without OTF2 support: build with `--features otf2` (needs Debian's libotf2-trace-dev)"
+    )
+}
+
+/// The file name without a `.dat` ending.
+fn default_name(path: &Path) -> String {
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    name.strip_suffix(".dat").map(str::to_string).unwrap_or(name)
+}
