@@ -1,36 +1,49 @@
 #!/usr/bin/env bash
-# Times schedlens against `trace-cmd report` on the same trace, in one run, and prints
-# the speed-ups and peak memory.
+# Times schedlens against `trace-cmd report` and LISA's `trace-dump` (when installed) on
+# the same traces, in one run, and prints each row with its peak memory and the ratios the
+# speed goals are stated in: decoding and figures against trace-cmd, `export --format
+# parquet` against `trace-dump parquet`, `export --format perfetto` against `graph`.
 #
-#   scripts/bench.sh [TRACE]          default: the bundled barrier trace
-#   scripts/bench.sh --record FILE    first records the reference workload into FILE:
+#   scripts/bench.sh [--real FILE] [--synth FILE]
+#     --real FILE   a real trace (default: the bundled barrier trace); compared with
+#                   trace-cmd report and trace-dump parquet
+#     --synth FILE  a large synthetic trace: info, graph and check on it, with graph's time
+#                   over info's and check's over graph's (the usual one is made by
+#                   `schedlens synth --cpus 256 --seconds 10 --topology sockets=2,smt=2`)
+#   scripts/bench.sh --record FILE    first records the reference real workload into FILE:
 #       trace-cmd record -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000
-#       (~6-7M events; through ../shared/tools/trace-cmd-record when it exists, for
-#       machines whose function-tracer files refuse writes)
+#       (~5-7M events; through ../shared/tools/trace-cmd-record when it exists, for machines
+#       whose function-tracer files refuse writes)
 #
-# trace-cmd runs once; each schedlens command runs three times and its best time counts.
-# LISA's `trace-dump parquet` (when installed, e.g. in ~/.cargo/bin) runs three times too,
-# against `schedlens export --format parquet`; `export --format perfetto` is compared with
-# `graph`.
+# The peers run once; each schedlens command runs three times and its best time counts
+# (with that run's peak memory).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v trace-cmd >/dev/null || { echo "bench.sh: trace-cmd is needed" >&2; exit 2; }
-if [[ ${1:-} == --record ]]; then
-    trace=${2:?"usage: $0 --record FILE"}
-    recorder=(trace-cmd record)
-    [[ -x ../shared/tools/trace-cmd-record ]] && recorder=(../shared/tools/trace-cmd-record)
-    "${recorder[@]}" -q -o "$trace" -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000 >/dev/null
-else
-    trace=${1:-testdata/traces/barrier-v7zstd.dat}
-fi
+real=testdata/traces/barrier-v7zstd.dat
+synth=""
+while (($#)); do
+    case $1 in
+        --real) real=${2:?"--real FILE"}; shift 2 ;;
+        --synth) synth=${2:?"--synth FILE"}; shift 2 ;;
+        --record)
+            real=${2:?"usage: $0 --record FILE"}
+            shift 2
+            recorder=(trace-cmd record)
+            [[ -x ../shared/tools/trace-cmd-record ]] && recorder=(../shared/tools/trace-cmd-record)
+            "${recorder[@]}" -q -o "$real" -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000 >/dev/null
+            ;;
+        *) echo "usage: $0 [--real FILE] [--synth FILE] [--record FILE]" >&2; exit 2 ;;
+    esac
+done
 cargo build --release --locked -q -p schedlens
-schedlens=target/release/schedlens
+schedlens=$PWD/target/release/schedlens
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 # "SECONDS PEAK_KB" of one run of a command (wall clock, maximum resident set), output discarded.
 measure() {
-    /usr/bin/time -f "%e %M" -o "$out/.time" "$@" >/dev/null 2>&1
+    /usr/bin/time -f "%e %M" -o "$out/.time" "$@" >/dev/null 2>&1 || { echo "bench.sh: failed: $*" >&2; exit 1; }
     cat "$out/.time"
 }
 
@@ -44,37 +57,52 @@ best_of_three() {
     echo "$best $best_kb"
 }
 
-events=$("$schedlens" info "$trace" 2>/dev/null | awk '/^events:/ {print $2; exit}')
-echo "trace: $trace (${events:-?} events, $(stat -c %s "$trace") bytes)"
-read -r reference reference_kb < <(measure trace-cmd report -R -t "$trace")
-printf '%-44s %8.3f s  %8d KB peak\n' "trace-cmd report -R -t" "$reference" "$reference_kb"
-run() {
-    local label=$1 t kb
-    shift
-    read -r t kb < <(best_of_three "$@")
-    printf '%-44s %8.3f s  %8d KB peak  %6.1fx faster\n' "$label" "$t" "$kb" "$(echo "$reference / $t" | bc -l)"
-    last=$t
+declare -A seconds
+# row KEY LABEL RUNS COMMAND...: measures COMMAND (RUNS: once or best), prints the row, keeps
+# its time under KEY; the last column compares with the time under "reference" when set.
+row() {
+    local key=$1 label=$2 runs=$3 t kb
+    shift 3
+    if [[ $runs == once ]]; then read -r t kb < <(measure "$@"); else read -r t kb < <(best_of_three "$@"); fi
+    seconds[$key]=$t
+    local versus=""
+    if [[ -n ${seconds[reference]:-} && $key != reference ]]; then
+        versus=$(printf '%6.1fx trace-cmd' "$(echo "${seconds[reference]} / $t" | bc -l)")
+    fi
+    printf '  %-40s %8.3f s %9d KB peak  %s\n' "$label" "$t" "$kb" "$versus"
 }
-run "schedlens info" "$schedlens" info "$trace"
-run "schedlens dump --json" "$schedlens" dump --json "$trace"
-run "schedlens stats" "$schedlens" stats "$trace"
-run "schedlens graph -o x.png (decode+model+PNG)" "$schedlens" graph "$trace" -o "$out/graph.png"
-graph=$last
-run "schedlens graph -o x.svg" "$schedlens" graph "$trace" -o "$out/graph.svg"
-run "schedlens graph -o x.pdf" "$schedlens" graph "$trace" -o "$out/graph.pdf"
-run "schedlens running-waiting -o x.png" "$schedlens" running-waiting "$trace" -o "$out/rw.png"
-run "schedlens export --format perfetto" "$schedlens" export "$trace" --format perfetto -o "$out/x.pftrace"
-printf '  export --format perfetto takes %.2fx the time of graph\n' "$(echo "$last / $graph" | bc -l)"
-run "schedlens export --format parquet" "$schedlens" export "$trace" --format parquet -o "$out/parquet"
-parquet=$last
-lisa=$(command -v trace-dump || echo "$HOME/.cargo/bin/trace-dump")
-if [[ -x $lisa ]]; then
+
+ratio() { printf '  %-40s %8.2f\n' "$1" "$(echo "${seconds[$2]} / ${seconds[$3]}" | bc -l)"; }
+
+describe() { echo "$1: $("$schedlens" info "$1" 2>/dev/null | awk '/^events:/ {print $2; exit}') events, $(stat -c %s "$1") bytes"; }
+
+describe "$real"
+row reference "trace-cmd report -R -t" once trace-cmd report -R -t "$real"
+if command -v trace-dump >/dev/null; then
     mkdir -p "$out/lisa"
-    absolute=$(realpath "$trace")
-    run "LISA trace-dump parquet" sh -c "cd '$out/lisa' && '$lisa' parquet --trace '$absolute' --trace-format tracedat"
-    printf '  export --format parquet is %.2fx faster than LISA trace-dump parquet\n' "$(echo "$last / $parquet" | bc -l)"
+    row lisa "LISA trace-dump parquet" once \
+        sh -c 'cd "$1" && trace-dump parquet --trace "$2" --trace-format tracedat' _ "$out/lisa" "$(realpath "$real")"
 else
-    echo "  (LISA's trace-dump is not installed: no comparison with it)"
+    echo "  (LISA trace-dump not installed: ../shared/notes/peers.md says how to build it)"
 fi
-rm -rf "$out/parquet" "$out/lisa"
-ls -l "$out" | awk 'NR > 1 {printf "  %-12s %10d bytes\n", $9, $5}'
+row info "schedlens info" best "$schedlens" info "$real"
+row stats "schedlens stats" best "$schedlens" stats "$real"
+row graph "schedlens graph -o x.png" best "$schedlens" graph "$real" -o "$out/graph.png"
+row rw "schedlens running-waiting -o x.png" best "$schedlens" running-waiting "$real" -o "$out/rw.png"
+row check "schedlens check" best "$schedlens" check "$real"
+row perfetto "schedlens export --format perfetto" best "$schedlens" export "$real" --format perfetto -o "$out/x.pftrace"
+row parquet "schedlens export --format parquet" best \
+    sh -c 'rm -rf "$1" && exec "$2" export "$3" --format parquet -o "$1"' _ "$out/parquet" "$schedlens" "$real"
+ratio "export perfetto / graph (goal <= 1)" perfetto graph
+[[ -n ${seconds[lisa]:-} ]] && ratio "LISA trace-dump / export parquet (goal > 1)" lisa parquet
+unset 'seconds[reference]'
+
+if [[ -n $synth ]]; then
+    echo
+    describe "$synth"
+    row info "schedlens info" best "$schedlens" info "$synth"
+    row graph "schedlens graph -o x.png" best "$schedlens" graph "$synth" -o "$out/graph.png"
+    row check "schedlens check" best "$schedlens" check "$synth"
+    ratio "graph / info (goal <= 2.5)" graph info
+    ratio "check / graph (goal <= 2)" check graph
+fi

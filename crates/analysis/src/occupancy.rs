@@ -57,8 +57,11 @@ struct CpuChanges<'m> {
     accepted: &'m [bool],
     segment: usize,
     at_segment_end: bool,
-    /// The next piece to start.
+    /// When the segment change at `segment`/`at_segment_end` happens (`None`: no more).
+    segment_time: Option<Nanos>,
+    /// The next accepted piece to start, and its start.
     piece: usize,
+    piece_start: Option<Nanos>,
     /// Every task is accepted.
     every_task: bool,
     ends: BinaryHeap<Reverse<Nanos>>,
@@ -76,7 +79,9 @@ impl<'m> CpuChanges<'m> {
             accepted,
             segment: 0,
             at_segment_end: false,
+            segment_time: None,
             piece,
+            piece_start: None,
             every_task,
             ends: BinaryHeap::new(),
         };
@@ -101,6 +106,8 @@ impl<'m> CpuChanges<'m> {
                 before.running += 1;
             }
         }
+        changes.find_segment_time();
+        changes.find_piece_start();
         (changes, before)
     }
 
@@ -115,36 +122,33 @@ impl<'m> CpuChanges<'m> {
         self.accepted[self.model.waits().task(wait).index()]
     }
 
-    #[inline]
-    fn next_segment_time(&self) -> Option<Nanos> {
+    fn find_segment_time(&mut self) {
         let segments = &self.model.cpus()[self.cpu].segments();
-        (self.segment < segments.len())
-            .then(|| if self.at_segment_end { segments.end(self.segment) } else { segments.start(self.segment) })
+        self.segment_time = (self.segment < segments.len())
+            .then(|| if self.at_segment_end { segments.end(self.segment) } else { segments.start(self.segment) });
     }
 
-    /// The start of the next accepted piece, skipping the others.
-    #[inline]
-    fn next_piece_start(&mut self) -> Option<Nanos> {
+    /// Finds the start of the next accepted piece, skipping the others.
+    fn find_piece_start(&mut self) {
         let queue = &self.model.cpus()[self.cpu].queue();
         while self.piece < queue.len() && !self.counts(self.piece) {
             self.piece += 1;
         }
-        (self.piece < queue.len()).then(|| queue.start(self.piece))
+        self.piece_start = (self.piece < queue.len()).then(|| queue.start(self.piece));
     }
 
     /// The time of the next change, if any.
     #[inline]
-    fn peek(&mut self) -> Option<Nanos> {
+    fn peek(&self) -> Option<Nanos> {
         let ends = self.ends.peek().map(|end| end.0);
-        [self.next_segment_time(), self.next_piece_start(), ends].into_iter().flatten().min()
+        [self.segment_time, self.piece_start, ends].into_iter().flatten().min()
     }
 
     /// Takes every change at exactly `time`.
     fn take(&mut self, time: Nanos) -> Delta {
         let mut delta = Delta::default();
-        while self.next_segment_time() == Some(time) {
-            let segments = &self.model.cpus()[self.cpu].segments();
-            let task = segments.task(self.segment);
+        while self.segment_time == Some(time) {
+            let task = self.model.cpus()[self.cpu].segments().task(self.segment);
             let sign = if self.at_segment_end { -1 } else { 1 };
             delta.known += sign;
             if task == TaskId::IDLE {
@@ -156,11 +160,13 @@ impl<'m> CpuChanges<'m> {
                 self.segment += 1;
             }
             self.at_segment_end = !self.at_segment_end;
+            self.find_segment_time();
         }
-        while self.next_piece_start() == Some(time) {
+        while self.piece_start == Some(time) {
             delta.waiting += 1;
             self.ends.push(Reverse(self.model.cpus()[self.cpu].queue().end_of(self.piece)));
             self.piece += 1;
+            self.find_piece_start();
         }
         while self.ends.peek() == Some(&Reverse(time)) {
             delta.waiting -= 1;
