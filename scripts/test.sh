@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test suite: every crate's tests (unit, golden files, scenario tests, and
-# the comparisons with `trace-cmd report` on the real traces in testdata/), then the trace
-# reader's fuzzer for a bounded time. Installs trace-cmd (as root, with apt) and Rust
+# the comparisons with `trace-cmd report` on the real traces in testdata/, the robustness
+# tests on damaged and lost-event traces), then both fuzzers for a bounded time (the
+# model's for SCHEDLENS_FUZZ_SECONDS, default 150, the reader's for half of it, side by
+# side). Installs trace-cmd (as root, with apt) and Rust
 # (rustup) when missing; `.ci/run` installs the rest a fresh Debian machine lacks and
 # then runs this script.
 set -euo pipefail

@@ -31,8 +31,8 @@ mod episodes;
 mod lost;
 
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, Pid, WakeupKind};
-use std::collections::HashMap;
+use model::{Cpu, Model, Nanos, Pid, Topology, WakeupKind};
+use std::collections::{BTreeMap, HashMap};
 
 /// `schedlens check`'s default for [`CheckRequest::min_lost`].
 pub const DEFAULT_MIN_LOST: Nanos = Nanos(250_000);
@@ -72,7 +72,7 @@ impl Kind {
     ];
 
     /// The name in reports and JSON (and in `synth`'s ground truth).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Kind::WorkConservation => "work-conservation",
             Kind::WakeupPlacement => "wakeup-placement",
@@ -84,6 +84,12 @@ impl Kind {
 
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether incidents of this kind lose CPU time (episodes do; cascades and overload
+    /// do not).
+    pub fn loses_cpu_time(self) -> bool {
+        !matches!(self, Kind::MigrationCascade | Kind::Overload)
     }
 }
 
@@ -254,8 +260,59 @@ pub struct Findings {
     /// The window's length.
     pub window: Nanos,
     /// `migrations[from][to]` within the window.
-    pub migrations: Vec<Vec<u64>>,
+    pub migrations: MigrationMatrix,
     pub wakeups: WakeupPlacements,
+}
+
+/// Migration counts from CPU to CPU, kept as the pairs that occurred: a machine has few
+/// busy pairs, and a damaged trace can claim 65536 CPUs, whose square would not fit in
+/// memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationMatrix {
+    /// The matrix is this many CPUs square: the model's CPUs.
+    pub cpus: usize,
+    /// `(from, to, count)` of each pair with migrations, in `(from, to)` order.
+    pub pairs: Vec<(Cpu, Cpu, u64)>,
+    /// Migrations that name a CPU beyond `cpus` (damaged CPU fields), not in the pairs.
+    pub outside: u64,
+}
+
+impl MigrationMatrix {
+    pub fn total(&self) -> u64 {
+        self.pairs.iter().map(|&(_, _, n)| n).fold(0, u64::saturating_add)
+    }
+
+    /// The count from `from` to `to`.
+    pub fn get(&self, from: Cpu, to: Cpu) -> u64 {
+        self.pairs.binary_search_by_key(&(from, to), |&(f, t, _)| (f, t)).map_or(0, |i| self.pairs[i].2)
+    }
+
+    /// Rows `[from][to]` for every CPU, when there are at most `max_cpus`.
+    pub fn dense(&self, max_cpus: usize) -> Option<Vec<Vec<u64>>> {
+        if self.cpus > max_cpus {
+            return None;
+        }
+        let mut rows = vec![vec![0; self.cpus]; self.cpus];
+        for &(from, to, n) in &self.pairs {
+            // In range: pairs only hold CPUs below `cpus` (see `migration_matrix`).
+            rows[from.index()][to.index()] = n;
+        }
+        Some(rows)
+    }
+
+    /// Migrations between sockets and between NUMA nodes of `topology` (pairs with a CPU
+    /// the topology does not place are not counted).
+    pub fn crossings(&self, topology: &Topology) -> (u64, u64) {
+        let mut counts = (0u64, 0u64);
+        for &(from, to, n) in &self.pairs {
+            let (Some(a), Some(b)) = (topology.place(from), topology.place(to)) else {
+                continue;
+            };
+            counts.0 = counts.0.saturating_add(if a.socket != b.socket { n } else { 0 });
+            counts.1 = counts.1.saturating_add(if a.node != b.node { n } else { 0 });
+        }
+        counts
+    }
 }
 
 /// Where wakeups (not of new tasks) in the window put their task.
@@ -439,17 +496,19 @@ impl Incident {
     }
 }
 
-fn migration_matrix(model: &Model, window: Window) -> Vec<Vec<u64>> {
-    let n = model.cpus().len();
-    let mut matrix = vec![vec![0u64; n]; n];
+fn migration_matrix(model: &Model, window: Window) -> MigrationMatrix {
+    let cpus = model.cpus().len();
+    let mut counts: BTreeMap<(Cpu, Cpu), u64> = BTreeMap::new();
+    let mut outside = 0;
     for migration in model.migrations().iter().filter(|m| window.contains(m.time)) {
-        if let Some(row) = matrix.get_mut(migration.from.index()) {
-            if let Some(cell) = row.get_mut(migration.to.index()) {
-                *cell += 1;
-            }
+        // CPU numbers come from event fields: checked, not trusted.
+        if migration.from.index() < cpus && migration.to.index() < cpus {
+            *counts.entry((migration.from, migration.to)).or_default() += 1;
+        } else {
+            outside += 1;
         }
     }
-    matrix
+    MigrationMatrix { cpus, pairs: counts.into_iter().map(|((from, to), n)| (from, to, n)).collect(), outside }
 }
 
 /// A duration in milliseconds, for explanations.

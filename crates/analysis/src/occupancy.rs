@@ -118,6 +118,7 @@ impl<'m> CpuChanges<'m> {
         if self.every_task {
             return true;
         }
+        // In range: a queue piece's wait is a row of `waits`, whose task is a model task.
         let wait = self.model.cpus()[self.cpu].queue().wait(index) as usize;
         self.accepted[self.model.waits().task(wait).index()]
     }
@@ -252,6 +253,8 @@ fn in_parts<V: Visitor + Send>(
     })
 }
 
+/// Per model task, whether the filter counts it (indexed by segments' and waits' task
+/// ids: model tasks, in range).
 fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
     model.tasks().ids().map(|task| filter.accepts(model, task)).collect()
 }
@@ -481,13 +484,13 @@ pub fn cpu_queue_length(
     let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
     let mut state = Occupancy::default();
     before.apply(&mut state);
-    let mut stretch = Stretch::starting(window, state.running + state.waiting);
+    let mut stretch = Stretch::starting(window, state.running.saturating_add(state.waiting));
     while let Some(time) = changes.peek() {
         if time >= window.end {
             break;
         }
         changes.take(time).apply(&mut state);
-        stretch.change(time, state.running + state.waiting, &mut visit);
+        stretch.change(time, state.running.saturating_add(state.waiting), &mut visit);
     }
     stretch.finish(&mut visit);
 }

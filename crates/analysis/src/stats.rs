@@ -59,7 +59,7 @@ impl Stats {
     /// Share of all CPU time in the window whose state is unknown.
     pub fn uncertain_share(&self) -> f64 {
         let total = self.window.len().0 as f64 * self.cpus.len() as f64;
-        if total == 0.0 { 0.0 } else { self.cpus.iter().map(|c| c.uncertain_ns).sum::<u64>() as f64 / total }
+        if total == 0.0 { 0.0 } else { self.cpus.iter().map(|c| c.uncertain_ns as f64).sum::<f64>() / total }
     }
 }
 
@@ -76,14 +76,15 @@ struct Acc {
 }
 
 impl Acc {
+    /// Sums saturate: times near the end of the clock (damaged pages) add up beyond u64.
     fn merge(&mut self, other: &Acc) {
         self.first_run = min_opt(self.first_run, other.first_run);
         self.last_run = self.last_run.max(other.last_run);
-        self.runtime_ns += other.runtime_ns;
-        self.switches += other.switches;
-        self.wait_ns += other.wait_ns;
+        self.runtime_ns = self.runtime_ns.saturating_add(other.runtime_ns);
+        self.switches = self.switches.saturating_add(other.switches);
+        self.wait_ns = self.wait_ns.saturating_add(other.wait_ns);
         self.max_wait_ns = self.max_wait_ns.max(other.max_wait_ns);
-        self.migrations += other.migrations;
+        self.migrations = self.migrations.saturating_add(other.migrations);
     }
 
     fn is_active(&self) -> bool {
@@ -111,6 +112,7 @@ impl<'m> Accounts<'m> {
 
     fn of(&mut self, task: TaskId, time: Nanos) -> &mut Acc {
         let comm = self.model.tasks().get(task).comm_at(time);
+        // In range: `by_task` has a slot per model task, and `task` is one.
         let names = &mut self.by_task[task.index()];
         let index = match names.iter().position(|(c, _)| *c == comm) {
             Some(i) => i,
@@ -125,6 +127,7 @@ impl<'m> Accounts<'m> {
 
 /// Computes the statistics of `window` for the tasks `filter` accepts.
 pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Grouping) -> Stats {
+    // Indexed by the task ids of segments, waits and migrations: model tasks, in range.
     let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
     let mut accounts = Accounts::new(model);
     for timeline in model.cpus() {
@@ -135,7 +138,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Gro
             }
             let (start, end) = window.clip(segment.start, segment.end);
             let acc = accounts.of(segment.task, segment.start);
-            acc.runtime_ns += end.saturating_sub(start).0;
+            acc.runtime_ns = acc.runtime_ns.saturating_add(end.saturating_sub(start).0);
             acc.first_run = min_opt(acc.first_run, Some(start));
             acc.last_run = acc.last_run.max(Some(end));
             if segment.started_by_switch() && window.contains(segment.start) {
@@ -149,7 +152,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Gro
         let waited = window.overlap(wait.start, wait.end).0;
         if waited > 0 {
             let acc = accounts.of(wait.task, wait.start);
-            acc.wait_ns += waited;
+            acc.wait_ns = acc.wait_ns.saturating_add(waited);
             acc.max_wait_ns = acc.max_wait_ns.max(waited);
         }
     }
@@ -214,14 +217,17 @@ fn cpu_rows(model: &Model, window: Window) -> Vec<CpuRow> {
             let segments = &timeline.segments();
             for segment in segments.iter_range(segments.overlapping(window.start, window.end)) {
                 let time = window.overlap(segment.start, segment.end).0;
-                if segment.task == TaskId::IDLE { idle += time } else { busy += time }
+                // Saturating: overlapping segments (a clock that stepped back) can sum
+                // beyond the window, and windows can reach the end of the clock.
+                let sum = if segment.task == TaskId::IDLE { &mut idle } else { &mut busy };
+                *sum = sum.saturating_add(time);
             }
             let waiting = union_length(timeline.queue().iter().map(|p| (p.start, p.end)), window);
             CpuRow {
                 cpu: timeline.cpu(),
                 busy_ns: busy,
                 idle_ns: idle,
-                uncertain_ns: window.len().0.saturating_sub(busy + idle),
+                uncertain_ns: window.len().0.saturating_sub(busy.saturating_add(idle)),
                 waiting_ns: waiting,
             }
         })
@@ -235,7 +241,7 @@ pub fn union_length(intervals: impl Iterator<Item = (Nanos, Nanos)>, window: Win
     for (start, end) in intervals {
         let (start, end) = window.clip(start.max(covered_until), end);
         if end > start {
-            total += end.saturating_sub(start).0;
+            total = total.saturating_add(end.saturating_sub(start).0);
             covered_until = end;
         }
     }

@@ -254,7 +254,7 @@ fn command_legend(model: &Model, request: &GraphRequest<'_>, layout: &Layout, sc
     let mut y = style::table(scene, layout.plot.x, y + 6.0, &header, &cells);
     if rows.len() > LEGEND_ROWS {
         let rest = &rows[LEGEND_ROWS..];
-        let runtime: u64 = rest.iter().map(|r| r.runtime_ns).sum();
+        let runtime = rest.iter().map(|r| r.runtime_ns).fold(0, u64::saturating_add);
         let line = format!("... and {} more commands, {:.6} s run time in all", rest.len(), runtime as f64 / 1e9);
         y = style::notes(scene, layout.plot.x, y, &[line]);
     }

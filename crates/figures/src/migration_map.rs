@@ -3,6 +3,7 @@
 //! so the few busy pairs and the socket structure stand out on hundreds of CPUs.
 
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL};
+use analysis::check::MigrationMatrix;
 use render::{Anchor, Point, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
 use std::collections::BTreeMap;
 
@@ -16,10 +17,11 @@ const SHADES: [Rgba; 6] = [
     Rgba::rgb(120, 10, 20),
 ];
 
-/// The heat map of `matrix[from][to]`, about `size` pixels square.
-pub fn migration_map(title: &str, matrix: &[Vec<u64>], size: f32) -> Scene {
-    let n = matrix.len().max(1);
-    let cell = (size / n as f32).max(1.0).floor();
+/// The heat map of `matrix`, about `size` pixels square (at most: with more CPUs than
+/// pixels, cells are narrower than a pixel rather than the map wider than asked).
+pub fn migration_map(title: &str, matrix: &MigrationMatrix, size: f32) -> Scene {
+    let n = matrix.cpus.max(1);
+    let cell = if n as f32 <= size { (size / n as f32).floor() } else { size / n as f32 };
     let label_width = text_width(&n.to_string(), SMALL);
     let left = MARGIN + LABEL + 8.0 + label_width + 6.0;
     // Below the title: room for the column title and the column numbers.
@@ -27,13 +29,11 @@ pub fn migration_map(title: &str, matrix: &[Vec<u64>], size: f32) -> Scene {
     let grid = Rect::new(left, top, cell * n as f32, cell * n as f32);
     let mut scene = Scene::new(grid.right() + MARGIN, grid.bottom() + MARGIN + 3.0 * (SMALL + 6.0), Rgba::WHITE);
     style::title(&mut scene, left, title);
-    let most = matrix.iter().flatten().copied().max().unwrap_or(0);
+    let most = matrix.pairs.iter().map(|&(_, _, count)| count).max().unwrap_or(0);
     let mut shades: BTreeMap<usize, Vec<Rect>> = BTreeMap::new();
-    for (from, row) in matrix.iter().enumerate() {
-        for (to, &count) in row.iter().enumerate().filter(|&(_, &count)| count > 0) {
-            let rect = Rect::new(grid.x + to as f32 * cell, grid.y + from as f32 * cell, cell, cell);
-            shades.entry(shade(count, most)).or_default().push(rect);
-        }
+    for &(from, to, count) in &matrix.pairs {
+        let rect = Rect::new(grid.x + to.0 as f32 * cell, grid.y + from.0 as f32 * cell, cell, cell);
+        shades.entry(shade(count, most)).or_default().push(rect);
     }
     for (level, rects) in shades {
         scene.push(RectBatch { fill: SHADES[level], rects });
@@ -51,9 +51,14 @@ fn shade(count: u64, most: u64) -> usize {
     ((position * SHADES.len() as f64).ceil() as usize).clamp(1, SHADES.len()) - 1
 }
 
-/// CPU numbers along both sides (every CPU up to 32, else every 8th), and axis titles.
+/// CPU numbers along both sides (every CPU up to 32, every 8th up to 256, else about 32
+/// of them), and axis titles.
 fn draw_labels(scene: &mut Scene, grid: &Rect, n: usize, cell: f32) {
-    let every = if n <= 32 { 1 } else { 8 };
+    let every = match n {
+        0..=32 => 1,
+        33..=256 => 8,
+        _ => n.div_ceil(32).next_power_of_two(),
+    };
     for cpu in (0..n).step_by(every) {
         let middle = cpu as f32 * cell + cell / 2.0;
         let row = Text::new(Point::new(grid.x - 4.0, grid.y + middle + SMALL * 0.35), cpu.to_string(), SMALL);
@@ -69,6 +74,14 @@ fn draw_labels(scene: &mut Scene, grid: &Rect, n: usize, cell: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_map_of_65536_cpus_stays_the_size_asked() {
+        let matrix = MigrationMatrix { cpus: 65536, pairs: vec![(model::Cpu(0), model::Cpu(65535), 3)], outside: 0 };
+        let scene = migration_map("big", &matrix, 300.0);
+        assert!(scene.width < 500.0 && scene.height < 600.0, "{} x {}", scene.width, scene.height);
+        assert!(scene.items.len() < 200, "{} items", scene.items.len());
+    }
 
     #[test]
     fn shades_grow_with_counts_on_a_log_scale() {

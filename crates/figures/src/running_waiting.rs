@@ -53,7 +53,8 @@ impl ColumnMap {
         ColumnMap { start: window.start, ns_per_column: window.len().0.max(1) as f64 / count as f64, count }
     }
 
-    /// The columns `[start, end)` touches, each with the share of it covered.
+    /// The columns `[start, end)` touches, each with the share of it covered; always
+    /// below `count`, whatever the times (clamped), so callers index with them.
     fn covered(&self, start: Nanos, end: Nanos) -> impl Iterator<Item = (usize, f64)> + '_ {
         let x0 = (start.0.saturating_sub(self.start.0)) as f64 / self.ns_per_column;
         let x1 = (end.0.saturating_sub(self.start.0)) as f64 / self.ns_per_column;
@@ -77,7 +78,7 @@ pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter)
     let start = |_| (vec![None; map.count], IdleWhileWaitingSum::default());
     let parts = sweep_in_parts(model, window, filter, threads, start, |(out, sum), start, end, occupancy| {
         sum.add(start, end, occupancy);
-        let (running, total) = (occupancy.running, occupancy.running + occupancy.waiting);
+        let (running, total) = (occupancy.running, occupancy.running.saturating_add(occupancy.waiting));
         for (index, share) in map.covered(start, end) {
             let wasted = if occupancy.waiting_while_idle() { share } else { 0.0 };
             let column =

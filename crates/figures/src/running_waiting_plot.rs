@@ -291,7 +291,11 @@ fn summary(request: &RunningWaitingRequest<'_>, found: IdleWhileWaiting) -> Stri
     let share = if window_s > 0.0 { 100.0 * total_s / window_s } else { 0.0 };
     let longest = match found.longest {
         Some((start, end)) => {
-            format!("; longest {:.6} s from {:.6} s", (end.0 - start.0) as f64 / 1e9, seconds(start, request.origin))
+            format!(
+                "; longest {:.6} s from {:.6} s",
+                end.saturating_sub(start).as_secs_f64(),
+                seconds(start, request.origin)
+            )
         }
         None => String::new(),
     };

@@ -178,6 +178,7 @@ impl Columns {
             return;
         }
         self.cover(color, (first + 1) as f64 - x0);
+        // In range: x1 is clamped to `count`, so `last` < `count`.
         for column in first + 1..last {
             self.chosen[column] = Some(color);
         }

@@ -103,8 +103,11 @@ impl Topology {
                 _ => return Err(err(format!("unknown key {key:?}"))),
             }
         }
-        let nodes = nodes.unwrap_or(sockets);
-        if cpu_count == 0 || cpu_count % (sockets * smt) != 0 || sockets % nodes.min(sockets) != 0 {
+        let nodes = nodes.unwrap_or(sockets).min(sockets);
+        // Each socket holds a whole number of cores (so 0 < sockets * smt <= cpu_count,
+        // and the divisions below are by non-zero numbers), each node whole sockets.
+        let divides = sockets.checked_mul(smt).is_some_and(|threads| cpu_count % threads == 0);
+        if cpu_count == 0 || !divides || sockets % nodes != 0 {
             return Err(err(format!("{cpu_count} CPUs do not divide into {sockets} sockets of {smt}-thread cores")));
         }
         let cores = cpu_count / smt;
@@ -116,7 +119,8 @@ impl Topology {
                     Layout::Interleaved => core % sockets,
                     Layout::Contiguous => core / per_socket,
                 };
-                let node = socket * nodes.min(sockets) / sockets;
+                // socket < sockets, so the quotient is below `nodes` and fits.
+                let node = (u64::from(socket) * u64::from(nodes) / u64::from(sockets)) as u32;
                 CpuPlace { cpu: Cpu(cpu), core, llc: socket, socket, node }
             })
             .collect();
@@ -207,5 +211,18 @@ mod tests {
         assert_eq!(c.socket_order(), [0, 1, 2, 3].map(Cpu));
         assert!(Topology::from_spec("sockets=3", 4).is_err());
         assert!(Topology::from_spec("layout=odd", 4).is_err());
+    }
+
+    #[test]
+    fn huge_descriptions_are_errors_not_overflows() {
+        let error = Topology::from_spec("sockets=65536,smt=65536", 2).unwrap_err();
+        assert!(error.to_string().contains("2 CPUs do not divide into 65536 sockets"), "{error}");
+        assert!(Topology::from_spec("sockets=4294967295,smt=2", 4).is_err());
+        // As many sockets and nodes as CPUs: one CPU each, numbered without overflow.
+        let t = Topology::from_spec("sockets=65536,nodes=65536", 65536).unwrap();
+        assert_eq!(
+            *t.place(Cpu(65535)).unwrap(),
+            CpuPlace { cpu: Cpu(65535), core: 65535, llc: 65535, socket: 65535, node: 65535 }
+        );
     }
 }

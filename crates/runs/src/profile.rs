@@ -9,7 +9,7 @@
 use analysis::check::{CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Kind, check};
 use analysis::stats::{self, Grouping, Stats};
 use analysis::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, Pid, TaskId, Topology};
+use model::{Model, Nanos, Pid, TaskId, Topology};
 use serde::{Deserialize, Serialize};
 
 /// The part of a trace the workload ran in.
@@ -126,11 +126,11 @@ pub fn read_check(model: &Model, workload: &Workload, topology: Option<&Topology
             KindTotals { name: kind.name(), count, lost, length }
         })
         .collect();
-    let crossings = topology.map(|t| crossings(t, &found.migrations));
+    let crossings = topology.map(|t| found.migrations.crossings(t));
     Findings {
         idle_while_waiting: found.idle_while_waiting,
         kinds,
-        migrations: found.migrations.iter().flatten().sum(),
+        migrations: found.migrations.total().saturating_add(found.migrations.outside),
         cross_socket: crossings.map(|c| c.0),
         cross_node: crossings.map(|c| c.1),
         wakeups: found.wakeups.total,
@@ -138,21 +138,6 @@ pub fn read_check(model: &Model, workload: &Workload, topology: Option<&Topology
         wakeups_waker_cpu: found.wakeups.waker_cpu,
         wakeups_elsewhere: found.wakeups.elsewhere,
     }
-}
-
-/// Migrations between sockets and between NUMA nodes, from the CPU-to-CPU matrix.
-fn crossings(topology: &Topology, matrix: &[Vec<u64>]) -> (u64, u64) {
-    let mut counts = (0, 0);
-    for (from, row) in matrix.iter().enumerate() {
-        for (to, &n) in row.iter().enumerate().filter(|&(_, &n)| n > 0) {
-            let places = (topology.place(Cpu(from as u32)), topology.place(Cpu(to as u32)));
-            if let (Some(a), Some(b)) = places {
-                counts.0 += if a.socket != b.socket { n } else { 0 };
-                counts.1 += if a.node != b.node { n } else { 0 };
-            }
-        }
-    }
-    counts
 }
 
 /// Everything the sweeps and comparisons read of one trace.
@@ -185,7 +170,11 @@ impl Profile {
         let mut values = vec![seconds(f.idle_while_waiting), Some(f.idle_while_waiting.0 as f64 / window)];
         for kind in &f.kinds {
             values.push(Some(kind.count as f64));
-            values.push(seconds(if kind_loses_cpu_time(kind.name) { kind.lost } else { kind.length }));
+            values.push(seconds(if Kind::from_name(kind.name).is_some_and(Kind::loses_cpu_time) {
+                kind.lost
+            } else {
+                kind.length
+            }));
         }
         values.extend([
             Some(f.migrations as f64),
@@ -201,12 +190,6 @@ impl Profile {
         ]);
         values
     }
-}
-
-/// Whether incidents of this kind lose CPU time (waits while a core idles); the others
-/// (cascades, overload) are measured by their length.
-fn kind_loses_cpu_time(kind: &str) -> bool {
-    !matches!(kind, "migration-cascade" | "overload")
 }
 
 /// A metric of a run: its column name, unit, and how the summary words it.
@@ -241,10 +224,10 @@ pub fn metric_catalog() -> Vec<MetricInfo> {
         MetricInfo::new("idle_while_waiting_s", "s", "{} CPU time was lost to idle-while-waiting"),
         MetricInfo::new("idle_while_waiting_share", "share", "{} of the run was idle-while-waiting"),
     ];
-    for kind in Kind::ALL.map(Kind::name) {
+    for (kind, loses_cpu_time) in Kind::ALL.map(|k| (k.name(), k.loses_cpu_time())) {
         let key = kind.replace('-', "_");
         catalog.push(MetricInfo::new(format!("{key}_incidents"), "count", format!("{{}} {kind} incidents were found")));
-        catalog.push(if kind_loses_cpu_time(kind) {
+        catalog.push(if loses_cpu_time {
             MetricInfo::new(format!("{key}_lost_s"), "s", format!("{{}} CPU time was lost to {kind} incidents"))
         } else {
             MetricInfo::new(format!("{key}_s"), "s", format!("{{}} time passed in {kind} incidents"))

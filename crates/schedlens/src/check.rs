@@ -7,8 +7,8 @@
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
 use analysis::Window;
-use analysis::check::{Affinity, Cause, CheckRequest, Findings, Incident, Kind, Pinning, check};
-use anyhow::{Context, Result, bail};
+use analysis::check::{Affinity, Cause, CheckRequest, Findings, Incident, Kind, MigrationMatrix, Pinning, check};
+use anyhow::{Context, Result};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
@@ -25,10 +25,10 @@ pub struct Args {
     #[command(flatten)]
     window: WindowArgs,
     /// Leave out episodes that lost less CPU time than this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 0.25)]
+    #[arg(long, value_name = "MS", default_value_t = 0.25, value_parser = milliseconds)]
     min_lost: f64,
     /// Leave out overloaded stretches shorter than this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 4.0)]
+    #[arg(long, value_name = "MS", default_value_t = 4.0, value_parser = milliseconds)]
     min_overload: f64,
     /// Incidents listed in the text report (JSON lists them all).
     #[arg(long, default_value_t = 10)]
@@ -52,16 +52,14 @@ enum Format {
     Json,
 }
 
+/// A number of milliseconds, 0 or more (for `value_parser`).
+fn milliseconds(text: &str) -> Result<f64, String> {
+    crate::common::seconds(text).map_err(|_| format!("{text:?} is not a number of milliseconds (0 or more)"))
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
-    let milliseconds = |name: &str, value: f64| {
-        if value.is_finite() && value >= 0.0 {
-            Ok(Nanos((value * 1e6) as u64))
-        } else {
-            bail!("--{name} {value} must be a number of milliseconds, 0 or more")
-        }
-    };
-    let (min_lost, min_overload) =
-        (milliseconds("min-lost", args.min_lost)?, milliseconds("min-overload", args.min_overload)?);
+    args.window.validate()?;
+    let (min_lost, min_overload) = (Nanos((args.min_lost * 1e6) as u64), Nanos((args.min_overload * 1e6) as u64));
     let loaded = load_model(&args.trace, Detail::FULL)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
@@ -70,7 +68,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload, affinity: affinity.as_ref() };
     let findings = check(model, &request);
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
-    let crossings = topology.as_ref().map(|t| crossings(t, &findings.migrations));
+    let crossings = topology.as_ref().map(|t| findings.migrations.crossings(t));
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -113,12 +111,14 @@ fn to_json(trace: &Path, window: Window, findings: &Findings, affinity: Option<&
         "summary": {
             "idle_while_waiting_ns": findings.idle_while_waiting.0,
             "idle_while_waiting_share": share(findings),
-            "lost_cpu_ns": findings.episodes().map(|i| i.lost_cpu_ns).sum::<u64>(),
+            "lost_cpu_ns": findings.episodes().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
             "episodes_cover_ns": findings.covered(episodes).0,
             "episodes_cover_share": cover_share(findings, episodes),
             "affinity_recorded_tasks": affinity.map_or(0, Affinity::len),
             "counts": counts,
-            "migrations": findings.migrations,
+            "migrations": findings.migrations.dense(DENSE_JSON_CPUS),
+            "migration_pairs": findings.migrations.pairs.iter().map(|&(from, to, n)| [u64::from(from.0), u64::from(to.0), n]).collect::<Vec<_>>(),
+            "migrations_outside": findings.migrations.outside,
             "wakeups": {
                 "total": findings.wakeups.total,
                 "previous_cpu": findings.wakeups.previous_cpu,
@@ -130,6 +130,10 @@ fn to_json(trace: &Path, window: Window, findings: &Findings, affinity: Option<&
         }
     })
 }
+
+/// The dense `migrations` matrix is left out (null) beyond this many CPUs; the pairs are
+/// always there.
+const DENSE_JSON_CPUS: usize = 1024;
 
 fn incident_json(i: &Incident) -> serde_json::Value {
     let cpus = |list: &[Cpu]| list.iter().map(|c| c.0).collect::<Vec<_>>();
@@ -153,22 +157,6 @@ fn incident_json(i: &Incident) -> serde_json::Value {
            "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(), "tasks": tasks, "lost_cpu_ns": i.lost_cpu_ns,
            "density": i.density(), "waits": i.waits, "causes": causes, "pinning": i.pinning.name(),
            "evidence": evidence, "explanation": i.explanation})
-}
-
-/// Migrations between sockets and between NUMA nodes.
-fn crossings(topology: &model::Topology, matrix: &[Vec<u64>]) -> (u64, u64) {
-    let mut counts = (0, 0);
-    for (from, row) in matrix.iter().enumerate() {
-        for (to, &n) in row.iter().enumerate() {
-            let (Some(a), Some(b)) = (topology.place(model::Cpu(from as u32)), topology.place(model::Cpu(to as u32)))
-            else {
-                continue;
-            };
-            counts.0 += if a.socket != b.socket { n } else { 0 };
-            counts.1 += if a.node != b.node { n } else { 0 };
-        }
-    }
-    counts
 }
 
 fn share(findings: &Findings) -> f64 {
@@ -310,31 +298,33 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// The CPU-to-CPU matrix when it fits in 80 columns, else the busiest pairs.
-fn write_migrations(out: &mut dyn Write, matrix: &[Vec<u64>]) -> Result<()> {
-    let total: u64 = matrix.iter().flatten().sum();
+fn write_migrations(out: &mut dyn Write, matrix: &MigrationMatrix) -> Result<()> {
+    let total = matrix.total();
     writeln!(out)?;
     writeln!(out, "Migrations: {total}.")?;
+    if matrix.outside > 0 {
+        let text = format!(
+            "{} more named a CPU beyond the trace's {} (damaged CPU fields) and are left out.",
+            matrix.outside, matrix.cpus
+        );
+        wrap(&text, 80).iter().try_for_each(|line| writeln!(out, "{line}"))?;
+    }
     if total == 0 {
         return Ok(());
     }
     // Each column as wide as the largest count, and a space; the whole matrix when it
     // fits in 80 columns.
-    let width = matrix.iter().flatten().max().map_or(1, |n| n.to_string().len()).max(3) + 1;
-    if 8 + width * matrix.len() <= 80 {
-        writeln!(out, "from\\to {}", (0..matrix.len()).map(|c| format!("{c:>width$}")).collect::<String>())?;
-        for (from, row) in matrix.iter().enumerate() {
+    let width = matrix.pairs.iter().map(|&(_, _, n)| n.to_string().len()).max().unwrap_or(1).max(3) + 1;
+    if let Some(rows) = matrix.dense(72 / width).filter(|_| 8 + width * matrix.cpus <= 80) {
+        writeln!(out, "from\\to {}", (0..rows.len()).map(|c| format!("{c:>width$}")).collect::<String>())?;
+        for (from, row) in rows.iter().enumerate() {
             writeln!(out, "{from:>7} {}", row.iter().map(|n| format!("{n:>width$}")).collect::<String>())?;
         }
         return Ok(());
     }
-    let mut pairs: Vec<(u64, usize, usize)> = matrix
-        .iter()
-        .enumerate()
-        .flat_map(|(from, row)| row.iter().enumerate().map(move |(to, &n)| (n, from, to)))
-        .filter(|&(n, _, _)| n > 0)
-        .collect();
-    pairs.sort_by(|a, b| b.0.cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
-    let shown: Vec<String> = pairs.iter().take(10).map(|(n, from, to)| format!("{from}->{to}: {n}")).collect();
+    let mut pairs = matrix.pairs.clone();
+    pairs.sort_by(|a, b| b.2.cmp(&a.2).then((a.0, a.1).cmp(&(b.0, b.1))));
+    let shown: Vec<String> = pairs.iter().take(10).map(|(from, to, n)| format!("{}->{}: {n}", from.0, to.0)).collect();
     for line in wrap(&format!("busiest: {}", shown.join(", ")), 78) {
         writeln!(out, "{line}")?;
     }

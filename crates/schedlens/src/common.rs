@@ -1,23 +1,41 @@
-//! What several commands share: the window and task-filter arguments, and loading a
-//! trace's model with a progress bar and the warnings users need to see.
+//! What several commands share: the window and task-filter arguments, checked values
+//! of options, opening a trace with a clear message, and loading a trace's model with a
+//! progress bar and the warnings users need to see.
 
-use crate::Outcome;
 use crate::progress::Progress;
-use analysis::{TaskFilter, Window, WindowRequest};
-use anyhow::{Context, Result};
-use model::{Detail, Model, Nanos};
+use crate::{Outcome, usage};
+use analysis::{TaskFilter, Window, WindowError, WindowRequest};
+use anyhow::{Context, Result, bail};
+use model::{Anomaly, Detail, Model, Nanos};
 use std::path::Path;
 use tracedat::{Selection, Trace};
+
+/// Parses a number of seconds: finite, 0 or more (for `value_parser`).
+pub fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!("{text:?} is not a number of seconds (0 or more)")),
+    }
+}
+
+/// Opens a trace; a file that cannot be opened gets one sentence naming it.
+pub fn open_trace(path: &Path) -> Result<Trace> {
+    match std::fs::metadata(path) {
+        Err(error) => bail!("cannot open {}: {error}", path.display()),
+        Ok(metadata) if metadata.is_dir() => bail!("{} is a directory, not a trace file", path.display()),
+        Ok(_) => Ok(Trace::open(path)?),
+    }
+}
 
 /// `--min`, `--max`, `--after-sleep`, `--forked`.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct WindowArgs {
     /// Start of the window, in seconds from the trace start (or from the end of the
     /// initial sleep with --after-sleep).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = seconds)]
     pub min: Option<f64>,
     /// End of the window, in seconds (same origin as --min).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = seconds)]
     pub max: Option<f64>,
     /// Measure from the end of the recording's initial `sleep`: the first task named
     /// `sleep` to exit in the traced command's process tree (the command is the task of
@@ -34,12 +52,30 @@ impl WindowArgs {
         TaskFilter { forked_only: self.forked, ..TaskFilter::default() }
     }
 
+    fn request(&self) -> WindowRequest {
+        WindowRequest { min_s: self.min, max_s: self.max, after_sleep: self.after_sleep }
+    }
+
+    /// Checks the options before any trace is read (`--min` before `--max`).
+    pub fn validate(&self) -> Result<()> {
+        self.request().validate().map_err(|error| usage(error.to_string()))
+    }
+
     /// The window and the origin times are shown relative to.
     pub fn resolve(&self, model: &Model, input: &Path) -> Result<(Window, Nanos)> {
-        let request = WindowRequest { min_s: self.min, max_s: self.max, after_sleep: self.after_sleep };
-        request.resolve(model).with_context(|| input.display().to_string())
+        match self.request().resolve(model) {
+            Ok(resolved) => Ok(resolved),
+            Err(error @ (WindowError::Empty { .. } | WindowError::NotSeconds(_))) => Err(usage(error.to_string())),
+            Err(error) => Err(error).with_context(|| input.display().to_string()),
+        }
     }
 }
+
+/// Anomalies no kernel produces on its own: records a damaged file holds (CPU numbers
+/// beyond the machine, fields that cannot be read, a clock that steps back on one CPU).
+/// Like damaged pages, they make a result partial (exit 3); the others (switches the
+/// kernel did not record, pid reuse, ...) happen in good traces and are only shown.
+const DAMAGE: [Anomaly; 3] = [Anomaly::CpuOutOfRange, Anomaly::MissingField, Anomaly::TimeWentBackwards];
 
 /// A trace's model, with what building it met.
 pub struct Loaded {
@@ -53,7 +89,7 @@ pub struct Loaded {
 /// Opens a trace and builds its model with the tables `detail` asks for, showing
 /// progress and printing warnings.
 pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
-    let trace = Trace::open(path)?;
+    let trace = open_trace(path)?;
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "reading");
     let (model, report) = Model::build(&trace, detail, &mut |done| progress.set(done))?;
     drop(progress);
@@ -64,19 +100,26 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
     for event in &report.unusable_events {
         eprintln!("schedlens: warning: {name}: {event} lacks fields the model needs; its events were skipped");
     }
-    let lost: u64 = model.cpus().iter().map(|c| c.lost_events()).sum();
-    let lost_unknown: u64 = model.cpus().iter().map(|c| c.lost_unknown()).sum();
+    // Saturating: a damaged page can claim u64::MAX lost events.
+    let lost = model.cpus().iter().map(|c| c.lost_events()).fold(0, u64::saturating_add);
+    let lost_unknown = model.cpus().iter().map(|c| c.lost_unknown()).fold(0, u64::saturating_add);
     if lost > 0 || lost_unknown > 0 {
         eprintln!(
             "schedlens: warning: {name}: the kernel lost {lost} events{}; the CPUs' state after each loss is uncertain until their next sched_switch",
             if lost_unknown > 0 { format!(" (plus {lost_unknown} losses of unknown size)") } else { String::new() }
         );
     }
+    let mut damaged_events = false;
     for (anomaly, count, first) in model.anomalies().iter() {
         if anomaly.severity() == model::Severity::Warning {
             eprintln!("schedlens: warning: {name}: {count} x {} (first at {first})", anomaly.description());
         }
+        damaged_events |= DAMAGE.contains(&anomaly);
     }
-    let outcome = crate::report_damage(&report.damage);
+    let mut outcome = crate::report_damage(&report.damage);
+    if damaged_events && outcome == Outcome::Complete {
+        eprintln!("schedlens: warning: {name}: some events are damaged; results leave them out");
+        outcome = Outcome::Partial;
+    }
     Ok(Loaded { trace, model, buffer: report.buffer, outcome })
 }

@@ -2,8 +2,9 @@
 //! prints it, or as one JSON object per line with every field's raw value (and the
 //! symbol names and bprint messages trace-cmd shows).
 
+use crate::common::{open_trace, seconds};
 use crate::progress::Progress;
-use crate::{Outcome, report_damage};
+use crate::{Outcome, report_damage, usage};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::PathBuf;
@@ -24,10 +25,10 @@ pub struct Args {
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     event: Option<Vec<String>>,
     /// Skip events before this many seconds after the first event.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = seconds)]
     min: Option<f64>,
     /// Stop after this many seconds after the first event.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = seconds)]
     max: Option<f64>,
 }
 
@@ -56,7 +57,12 @@ pub fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let trace = Trace::open(&args.trace)?;
+    if let (Some(min), Some(max)) = (args.min, args.max) {
+        if min >= max {
+            return Err(usage(format!("--min {min} is not before --max {max}")));
+        }
+    }
+    let trace = open_trace(&args.trace)?;
     let events = match &args.event {
         Some(names) => Some(event_ids(&trace, names)?),
         None => None,

@@ -2,10 +2,10 @@
 //! options; loading several traces and putting them on the time scale of the slowest;
 //! and writing pages as PDF, SVG or PNG (one file per figure, or stacked).
 
-use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model};
+use crate::{Outcome, usage};
 use analysis::Window;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use model::{Detail, Nanos};
 use render::{Document, Format, PngOptions, Scene};
 use std::fs::File;
@@ -26,15 +26,36 @@ pub struct OutputArgs {
     /// Title of the figure (default: the trace's file name).
     #[arg(long)]
     pub title: Option<String>,
-    /// Width of the plot area in CSS pixels (1/96 inch).
-    #[arg(long, value_name = "PX", default_value_t = 1200.0)]
+    /// Width of the plot area in CSS pixels (1/96 inch), 50 to 100000.
+    #[arg(long, value_name = "PX", default_value_t = 1200.0, value_parser = width)]
     pub width: f32,
-    /// Height of the plot area in CSS pixels (default: suits the number of rows).
-    #[arg(long, value_name = "PX")]
+    /// Height of the plot area in CSS pixels, 10 to 100000 (default: suits the number of
+    /// rows).
+    #[arg(long, value_name = "PX", value_parser = height)]
     pub height: Option<f32>,
-    /// Resolution of PNG output (96 = one pixel per CSS pixel).
-    #[arg(long, default_value_t = 96.0)]
+    /// Resolution of PNG output (96 = one pixel per CSS pixel), 10 to 2400.
+    #[arg(long, default_value_t = 96.0, value_parser = dpi)]
     pub dpi: f32,
+}
+
+/// A number in `range` (for `value_parser`).
+fn number_in(text: &str, range: std::ops::RangeInclusive<f32>) -> Result<f32, String> {
+    match text.trim().parse::<f32>() {
+        Ok(value) if range.contains(&value) => Ok(value),
+        _ => Err(format!("{text:?} is not a number from {} to {}", range.start(), range.end())),
+    }
+}
+
+fn width(text: &str) -> Result<f32, String> {
+    number_in(text, 50.0..=100_000.0)
+}
+
+fn height(text: &str) -> Result<f32, String> {
+    number_in(text, 10.0..=100_000.0)
+}
+
+fn dpi(text: &str) -> Result<f32, String> {
+    number_in(text, 10.0..=2400.0)
 }
 
 impl OutputArgs {
@@ -43,17 +64,11 @@ impl OutputArgs {
         let path = self.output.clone().unwrap_or_else(|| default_name(first_trace, kind));
         let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let Some(format) = Format::from_extension(extension) else {
-            bail!("{}: unknown figure format {extension:?}; use .pdf, .svg or .png", path.display());
+            return Err(usage(format!(
+                "{}: unknown figure format {extension:?}; use .pdf, .svg or .png",
+                path.display()
+            )));
         };
-        if !(self.dpi.is_finite() && (10.0..=2400.0).contains(&self.dpi)) {
-            bail!("--dpi {} is out of range (10 to 2400)", self.dpi);
-        }
-        if !(self.width.is_finite() && (50.0..=100_000.0).contains(&self.width)) {
-            bail!("--width {} is out of range (50 to 100000)", self.width);
-        }
-        if let Some(height) = self.height.filter(|h| !(h.is_finite() && (10.0..=100_000.0).contains(h))) {
-            bail!("--height {height} is out of range (10 to 100000)");
-        }
         Ok((path, format))
     }
 
@@ -142,6 +157,7 @@ pub struct Run {
 
 /// Loads every trace and resolves its window; the outcome is partial if any input was.
 pub fn load_runs(paths: &[PathBuf], window: &WindowArgs, detail: Detail) -> Result<(Vec<Run>, Outcome)> {
+    window.validate()?;
     let mut runs = Vec::with_capacity(paths.len());
     let mut outcome = Outcome::Complete;
     for path in paths {

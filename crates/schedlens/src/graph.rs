@@ -1,11 +1,11 @@
 //! `schedlens graph`: the per-core timeline of the schedgraph paper (dat2graph) for one
 //! or several traces, on the time scale of the slowest.
 
-use crate::Outcome;
 use crate::common::WindowArgs;
 use crate::figure::{MarkerArgs, OutputArgs, common_span, load_runs};
 use crate::topology::TopologyArgs;
-use anyhow::{Result, bail};
+use crate::{Outcome, usage};
+use anyhow::Result;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::timeline::Coloring;
 use model::Detail;
@@ -36,7 +36,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let (path, format) = args.output.target(&args.traces[0], "graph")?;
     let coloring = match (&args.target, args.color_by_command) {
-        (Some(prefix), _) if prefix.is_empty() => bail!("--target needs a command name prefix"),
+        (Some(prefix), _) if prefix.is_empty() => return Err(usage("--target needs a command name prefix")),
         (Some(prefix), _) => Coloring::Target(prefix.clone()),
         (None, true) => Coloring::ByCommand,
         (None, false) => Coloring::ByPid,

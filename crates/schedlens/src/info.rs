@@ -33,7 +33,7 @@ struct CpuSummary {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let trace = Trace::open(&args.trace)?;
+    let trace = crate::common::open_trace(&args.trace)?;
     let summaries = scan(&trace)?;
     print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
     let damage: Vec<tracedat::Error> = summaries.into_iter().flat_map(|s| s.damage).collect();
@@ -123,7 +123,7 @@ fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> Cp
                 summary.last = Some(event.ts);
             }
             Item::Lost(lost) => match lost.count {
-                Some(n) => summary.lost_known += n,
+                Some(n) => summary.lost_known = summary.lost_known.saturating_add(n),
                 None => summary.lost_unknown_pages += 1,
             },
         }
@@ -318,8 +318,9 @@ fn lost_text(s: &CpuSummary) -> String {
 }
 
 fn print_losses(out: &mut dyn Write, summaries: &[CpuSummary]) -> std::io::Result<()> {
-    let known: u64 = summaries.iter().map(|s| s.lost_known).sum();
-    let unknown: u64 = summaries.iter().map(|s| s.lost_unknown_pages).sum();
+    // Saturating: a damaged page can claim u64::MAX lost events.
+    let known = summaries.iter().map(|s| s.lost_known).fold(0, u64::saturating_add);
+    let unknown = summaries.iter().map(|s| s.lost_unknown_pages).fold(0, u64::saturating_add);
     match (known, unknown) {
         (0, 0) => writeln!(out, "lost events:  none")?,
         (n, 0) => writeln!(out, "lost events:  {n}")?,

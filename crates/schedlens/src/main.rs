@@ -1,8 +1,10 @@
 //! The `schedlens` command line: thin glue that parses arguments, calls the library
 //! crates, shows progress on a terminal and turns errors into messages and exit codes.
 //!
-//! Exit codes: 0 success; 1 failure (unreadable input, I/O error); 2 bad usage;
-//! 3 finished, but the input was damaged and the result is partial (warnings say where).
+//! Exit codes: 0 success; 1 failure (unreadable input, options this input cannot
+//! satisfy, I/O error); 2 bad usage (a value that is not a number or out of range,
+//! options that contradict each other: wrong whatever the input); 3 finished, but the
+//! input was damaged and the result is partial (warnings say where).
 
 mod check;
 mod common;
@@ -30,7 +32,7 @@ use std::process::ExitCode;
     version,
     about,
     max_term_width = 100,
-    after_help = "Exit codes: 0 success; 1 failure (unreadable input, I/O error); 2 bad usage; 3 finished, but the input was damaged and the result is partial."
+    after_help = "Exit codes: 0 success; 1 failure (unreadable input, options this input cannot satisfy, I/O error); 2 bad usage; 3 finished, but the input was damaged and the result is partial."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -98,10 +100,46 @@ fn main() -> ExitCode {
         Ok(Outcome::Interrupted(signal)) => ExitCode::from((128 + signal.clamp(1, 127)) as u8),
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("schedlens: error: {error:#}");
-            ExitCode::from(1)
+            eprintln!("schedlens: error: {}", said_once(&error));
+            ExitCode::from(if error.is::<Usage>() { 2 } else { 1 })
         }
     }
+}
+
+/// A mistake in the command line itself, whatever the input (exit code 2, as for the
+/// mistakes clap finds).
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A [`Usage`] error.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage(message.into()))
+}
+
+/// An error and its causes in one line, each said once: library errors often show their
+/// cause in their own text and also return it as `source()`, so a cause whose text is
+/// already there is left out.
+fn said_once(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// `schedlens dump t.dat | head` must end quietly when `head` stops reading.
@@ -125,5 +163,43 @@ pub fn report_damage(damage: &[tracedat::Error]) -> Outcome {
     } else {
         eprintln!("schedlens: warning: the input is damaged; results cover what could be read");
         Outcome::Partial
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    /// Shows its cause in its text and returns it as its source, as thiserror's
+    /// `#[error("...: {0}")]` with `#[from]` does.
+    #[derive(Debug)]
+    struct AtByte(std::io::Error);
+
+    impl std::fmt::Display for AtByte {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "at byte 0: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for AtByte {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn causes_already_in_the_text_are_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let error = Err::<(), _>(AtByte(io)).context("t.dat").unwrap_err();
+        assert_eq!(said_once(&error), "t.dat: at byte 0: No such file or directory");
+        assert_eq!(format!("{error:#}"), "t.dat: at byte 0: No such file or directory: No such file or directory");
+    }
+
+    #[test]
+    fn usage_errors_are_known_by_their_type() {
+        let error = usage("--dpi 0 is out of range").context("graph");
+        assert!(error.is::<Usage>());
+        assert!(!anyhow::anyhow!("x").is::<Usage>());
     }
 }

@@ -1,9 +1,9 @@
 //! `schedlens record`: the command line of the `record` crate's recorder, and its report
 //! (events, CPUs, size, how the command ended, lost events, the recorder's CPU time).
 
-use crate::Outcome;
+use crate::{Outcome, usage};
 use ::record::{RecordOptions, Recording, Workload};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 use tracedat::FileVersion;
@@ -17,7 +17,7 @@ pub struct Args {
     #[arg(short, long, default_value = "trace.dat")]
     output: PathBuf,
     /// Run `sleep S` before the command (`--after-sleep` later starts analyses after it).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = seconds)]
     sleep: Option<f64>,
     /// An event to record: SYSTEM:EVENT, SYSTEM or EVENT; repeatable [default: every sched
     /// event but sched_stat_runtime].
@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, value_name = "LIST")]
     cpus: Option<String>,
     /// Without a command, record the whole system for S seconds (without either, until Ctrl-C).
-    #[arg(long, value_name = "S", conflicts_with_all = ["command", "sleep"])]
+    #[arg(long, value_name = "S", conflicts_with_all = ["command", "sleep"], value_parser = seconds)]
     duration: Option<f64>,
     /// Trace clock to record with (see trace_clock in tracefs) [default: the current one].
     #[arg(long, value_name = "NAME")]
@@ -55,16 +55,13 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 fn options(args: &Args) -> Result<RecordOptions> {
     let version = match args.file_version {
-        6 if args.compression.is_some() => bail!("--compression applies to version 7 files only"),
+        6 if args.compression.is_some() => return Err(usage("--compression applies to version 7 files only")),
         6 => FileVersion::V6,
         _ => FileVersion::V7 { compression: codec(args.compression.as_deref()) },
     };
     let workload = if args.command.is_empty() {
-        Workload::System(args.duration.map(|s| seconds(s, "--duration")).transpose()?)
+        Workload::System(args.duration.map(Duration::from_secs_f64))
     } else {
-        if let Some(s) = args.sleep {
-            seconds(s, "--sleep")?;
-        }
         Workload::Command { args: args.command.clone(), sleep: args.sleep, log: None }
     };
     Ok(RecordOptions {
@@ -86,8 +83,10 @@ fn codec(name: Option<&str>) -> Codec {
     }
 }
 
-fn seconds(value: f64, option: &str) -> Result<Duration> {
-    Duration::try_from_secs_f64(value).with_context(|| format!("{option} {value}: not a number of seconds"))
+/// Seconds that make a `Duration` (for `value_parser`).
+fn seconds(text: &str) -> Result<f64, String> {
+    let value = crate::common::seconds(text)?;
+    Duration::try_from_secs_f64(value).map(|_| value).map_err(|_| format!("{text:?} seconds is too long"))
 }
 
 fn report(args: &Args, r: &Recording) {

@@ -2,12 +2,12 @@
 //! (the schedgraph paper's second tool), for one or several traces on one time scale,
 //! with the time a task waited while a core idled printed and shaded.
 
-use crate::Outcome;
 use crate::common::WindowArgs;
 use crate::figure::{MarkerArgs, OutputArgs, Run, common_span, load_runs};
 use crate::topology::TopologyArgs;
+use crate::{Outcome, usage};
 use analysis::occupancy::IdleWhileWaiting;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use figures::graph::{PlotSize, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use model::Detail;
@@ -38,7 +38,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let (path, format) = args.output.target(&args.traces[0], "running-waiting")?;
     if args.target.as_deref() == Some("") {
-        bail!("--target needs a command name prefix");
+        return Err(usage("--target needs a command name prefix"));
     }
     let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::WAITS)?;
     let span = common_span(&runs);
@@ -79,7 +79,7 @@ fn print_summary(path: &std::path::Path, found: IdleWhileWaiting, run: &Run) -> 
     let share = 100.0 * found.total.0 as f64 / window_ns as f64;
     let longest = found.longest.map_or(String::new(), |(start, end)| {
         let from_s = (start.0 as f64 - run.origin.0 as f64) / 1e9;
-        format!("; longest stretch {:.6} s, from {from_s:.6} s", (end.0 - start.0) as f64 / 1e9)
+        format!("; longest stretch {:.6} s, from {from_s:.6} s", end.saturating_sub(start).as_secs_f64())
     });
     writeln!(
         std::io::stdout().lock(),

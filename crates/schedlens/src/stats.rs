@@ -55,6 +55,7 @@ enum Format {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
+    args.window.validate()?;
     let loaded = load_model(&args.trace, Detail::STATS)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;

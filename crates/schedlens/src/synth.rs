@@ -1,8 +1,8 @@
 //! `schedlens synth`: a synthetic trace of a machine of any size running a workload with
 //! injected pathologies, and its ground truth.
 
-use crate::Outcome;
-use anyhow::{Context, Result, bail};
+use crate::{Outcome, usage};
+use anyhow::{Context, Result};
 use model::Topology;
 use std::path::PathBuf;
 use synth::{Difficulty, InjectionKind, SynthOptions, Workload};
@@ -18,11 +18,11 @@ pub struct Args {
     /// The trace file to write.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
-    /// CPUs of the simulated machine.
-    #[arg(long, default_value_t = 8)]
+    /// CPUs of the simulated machine (1 to 4096).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
     cpus: u32,
     /// Length of the workload in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::common::seconds)]
     seconds: f64,
     /// `sockets=N,smt=M,layout=interleaved|contiguous` (default: one socket).
     #[arg(long, value_name = "SPEC")]
@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     truth: Option<PathBuf>,
     /// trace.dat version: 7 (zstd-compressed) or 6.
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
     file_version: u32,
 }
 
@@ -71,14 +71,13 @@ enum WorkloadArg {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let topology = match &args.topology {
-        Some(spec) => Topology::from_spec(spec, args.cpus).with_context(|| format!("--topology {spec}"))?,
-        None => Topology::from_spec("sockets=1,smt=1,layout=contiguous", args.cpus)?,
-    };
+    // Every option is checked before anything is simulated: no input is involved, so a
+    // wrong one is a usage error.
+    let topology = Topology::from_spec(args.topology.as_deref().unwrap_or("sockets=1,smt=1"), args.cpus)
+        .map_err(|error| usage(format!("--topology: {error}")))?;
     let format = match args.file_version {
         6 => FileFormat::v6(Endian::Little, 8, 4096),
-        7 => FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096),
-        other => bail!("--file-version {other}: only 6 and 7 exist"),
+        _ => FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096),
     };
     let workload = match args.workload {
         WorkloadArg::Barrier => Workload::Barrier,
@@ -102,6 +101,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         affinity: !args.no_affinity,
         format,
     };
+    synth::validate(&options).map_err(|error| usage(error.to_string()))?;
     let progress = crate::progress::Progress::percent((args.seconds * 1e9) as u64, "simulating");
     let truth = synth::generate(&options, &args.output, &mut |done| progress.set(done))
         .with_context(|| args.output.display().to_string())?;
@@ -124,8 +124,8 @@ fn parse_injection(text: &str) -> Result<(InjectionKind, u32)> {
     let (name, count) = text.split_once(':').unwrap_or((text, "1"));
     let Some(kind) = InjectionKind::from_name(name) else {
         let known: Vec<&str> = InjectionKind::ALL.iter().map(|k| k.name()).collect();
-        bail!("--inject {text}: unknown kind {name:?} (known: {})", known.join(", "));
+        return Err(usage(format!("--inject {text}: unknown kind {name:?} (known: {})", known.join(", "))));
     };
-    let count: u32 = count.parse().with_context(|| format!("--inject {text}: the count is not a number"))?;
+    let count: u32 = count.parse().map_err(|_| usage(format!("--inject {text}: the count is not a number")))?;
     Ok((kind, count))
 }

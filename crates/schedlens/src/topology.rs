@@ -3,7 +3,7 @@
 //! or a `sockets=N,smt=M,layout=...` spec), else nothing — and `--socket-order` without
 //! one is an error that says so.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use model::Topology;
 use std::path::Path;
 use tracedat::Trace;
@@ -56,5 +56,6 @@ fn parse(given: &str, cpu_count: usize) -> Result<Topology> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {given}"))?;
         return Topology::from_lscpu(&text).with_context(|| format!("{given}: not the output of lscpu -p"));
     }
-    Topology::from_spec(given, cpu_count as u32).with_context(|| format!("--topology {given}"))
+    // The error quotes the description: only the option's name is added.
+    Topology::from_spec(given, cpu_count as u32).map_err(|error| anyhow!("--topology: {error}"))
 }

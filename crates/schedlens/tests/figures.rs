@@ -133,7 +133,7 @@ fn unknown_formats_and_bad_sizes_are_usage_errors() {
     let trace = fixture("hackbench-v6.dat");
     for args in [vec!["graph", &trace, "-o", "x.jpg"], vec!["graph", &trace, "--dpi", "0", "-o", "x.png"]] {
         let result = schedlens(&args);
-        assert_eq!(result.status.code(), Some(1), "{args:?}");
+        assert_eq!(result.status.code(), Some(2), "{args:?}: exit code 2 is bad usage (README, --help)");
         assert!(!String::from_utf8_lossy(&result.stderr).contains("panicked"));
     }
 }

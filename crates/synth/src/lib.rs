@@ -152,7 +152,7 @@ const START_NS: u64 = 1_000_000_000_000;
 /// Simulates and writes the trace to `path`; returns its ground truth. `progress` is
 /// called now and then with the nanoseconds of the workload simulated so far.
 pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u64)) -> Result<Truth, SynthError> {
-    check(options)?;
+    validate(options)?;
     let sockets: Vec<u32> =
         (0..options.cpus).map(|cpu| options.topology.place(model::Cpu(cpu)).map_or(0, |place| place.socket)).collect();
     let spill_dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -180,7 +180,9 @@ pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u6
     })
 }
 
-fn check(options: &SynthOptions) -> Result<(), SynthError> {
+/// Checks the options ([`generate`] does it first too): sizes in range, injections the
+/// workload and machine can hold.
+pub fn validate(options: &SynthOptions) -> Result<(), SynthError> {
     let fail = |message: String| Err(SynthError::Options(message));
     if !(1..=4096).contains(&options.cpus) {
         return fail(format!("--cpus {} is out of range (1 to 4096)", options.cpus));

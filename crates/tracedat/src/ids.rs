@@ -46,18 +46,26 @@ impl Nanos {
     pub fn saturating_sub(self, earlier: Nanos) -> Nanos {
         Nanos(self.0.saturating_sub(earlier.0))
     }
+
+    /// `self + other`, or `None` past `Nanos::MAX`.
+    pub fn checked_add(self, other: Nanos) -> Option<Nanos> {
+        self.0.checked_add(other.0).map(Nanos)
+    }
 }
 
+/// Saturating: times come from trace files, where a damaged page can hold a timestamp
+/// near `u64::MAX`; a sum past the end of time stays at `Nanos::MAX` instead of
+/// panicking (debug builds) or wrapping to the start (release builds).
 impl std::ops::Add for Nanos {
     type Output = Nanos;
     fn add(self, rhs: Nanos) -> Nanos {
-        Nanos(self.0 + rhs.0)
+        Nanos(self.0.saturating_add(rhs.0))
     }
 }
 
 impl std::ops::AddAssign for Nanos {
     fn add_assign(&mut self, rhs: Nanos) {
-        self.0 += rhs.0;
+        *self = *self + rhs;
     }
 }
 
@@ -88,6 +96,16 @@ mod tests {
     fn nanos_display_matches_trace_cmd_style() {
         assert_eq!(Nanos(246_585_892_260).to_string(), "246.585892260");
         assert_eq!(Nanos(5).to_string(), "0.000000005");
+    }
+
+    #[test]
+    fn sums_saturate_at_the_end_of_time() {
+        assert_eq!(Nanos(u64::MAX - 1) + Nanos(5), Nanos::MAX);
+        let mut t = Nanos(u64::MAX - 3);
+        t += Nanos(4);
+        assert_eq!(t, Nanos::MAX);
+        assert_eq!(Nanos(2) + Nanos(3), Nanos(5));
+        assert_eq!(Nanos::MAX.checked_add(Nanos(1)), None);
     }
 
     #[test]

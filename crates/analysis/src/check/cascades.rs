@@ -43,7 +43,8 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
             continue;
         }
         let mut chain = vec![first];
-        while let Some(following) = next(*chain.last().expect("a chain")).filter(|j| !chain.contains(j)) {
+        let mut members = std::collections::HashSet::from([first]);
+        while let Some(following) = next(*chain.last().expect("a chain")).filter(|&j| members.insert(j)) {
             chain.push(following);
         }
         if chain.len() < 3 || !request.filter.accepts(model, migrations.get(first).task) {

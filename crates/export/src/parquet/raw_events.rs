@@ -52,7 +52,7 @@ pub fn write(trace: &Trace, scope: &Scope, layout: &Layout, progress: ProgressFn
         let event = match item {
             Item::Lost(lost) => {
                 match lost.count {
-                    Some(n) => summary.lost += n,
+                    Some(n) => summary.lost = summary.lost.saturating_add(n),
                     None => summary.lost_unknown += 1,
                 }
                 continue;

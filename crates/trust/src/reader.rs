@@ -1,0 +1,44 @@
+//! What the reader fuzzer does with each input, here so that the tests can replay its
+//! seeds and the inputs it once stopped on: any bytes opened as a trace, every event of
+//! every buffer read, all its field values decoded, and the event printed as
+//! `trace-cmd report -R` would (print formats, symbols, bprint messages: text from the
+//! file). Errors and reported damage are fine; a panic, a hang or a huge allocation is a
+//! bug.
+
+use std::hint::black_box;
+use tracedat::{Item, ReportPrinter, Selection, Trace};
+
+/// How far one input got: `None` when the reader refused the file, else the events read
+/// and the damaged places reported.
+pub fn read_everything(data: &[u8]) -> Option<(u64, usize)> {
+    let trace = Trace::from_bytes("fuzz", data.to_vec()).ok()?;
+    let meta = trace.metadata();
+    black_box((trace.cpu_count(), trace.clock(), meta.kallsyms.symbols().len()));
+    // Read on this thread: prefetch workers would only make runs slower and less repeatable.
+    let mut events = trace.events_of(&Selection { workers: Some(0), ..Selection::all() });
+    let mut printer = ReportPrinter::new(&trace);
+    let mut text = Vec::new();
+    let mut count = 0;
+    while let Some(item) = events.next() {
+        text.clear();
+        let event = match item {
+            Item::Event(event) => event,
+            Item::Lost(lost) => {
+                printer.lost(&mut text, &lost);
+                continue;
+            }
+        };
+        count += 1;
+        black_box((event.name(), event.pid()));
+        printer.event(&mut text, &event);
+        printer.symbols(&event, |field, name| {
+            black_box((&field.name, name));
+        });
+        black_box(tracedat::bprint_message(&trace, &event, &mut text));
+        for (field, value) in event.fields() {
+            let decoded = value.map(|v| (v.as_i64(), v.as_str(), v.elements().count()));
+            black_box((&field.name, decoded));
+        }
+    }
+    Some((count, events.damage().len()))
+}
