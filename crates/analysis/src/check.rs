@@ -444,7 +444,8 @@ fn count_placements(model: &Model, request: &CheckRequest<'_>, range: std::ops::
 /// preemption, do not make an overload.
 fn overloads(model: &Model, request: &CheckRequest<'_>, bins: &[lost::Bin]) -> Vec<Incident> {
     let cpus = model.cpu_count();
-    let hot = |i: usize| bins.get(i).is_some_and(|b| b.overloaded * 4 >= 3 * lost::BIN);
+    let bin_ns = lost::bin_ns(request.window);
+    let hot = |i: usize| bins.get(i).is_some_and(|b| b.overloaded.saturating_mul(4) >= 3 * bin_ns);
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for i in (0..bins.len()).filter(|&i| hot(i)) {
         match runs.last_mut() {
@@ -452,7 +453,7 @@ fn overloads(model: &Model, request: &CheckRequest<'_>, bins: &[lost::Bin]) -> V
             _ => runs.push((i, i + 1)),
         }
     }
-    let at = |i: usize| (request.window.start + Nanos(i as u64 * lost::BIN)).min(request.window.end);
+    let at = |i: usize| (request.window.start + Nanos((i as u64).saturating_mul(bin_ns))).min(request.window.end);
     runs.into_iter()
         .filter_map(|(first, last)| {
             let (start, end) = (at(first), at(last));

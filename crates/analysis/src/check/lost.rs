@@ -22,8 +22,16 @@ use model::{Cpu, Model, Nanos};
 /// the number of cores that computed them.
 const PARTS: usize = 8;
 
-/// Overload is judged per bin of this length (ns), on a grid from the window's start.
-pub(crate) const BIN: u64 = 1_000_000;
+/// Overload is judged per bin of this length (ns), on a grid from the window's start...
+const BIN: u64 = 1_000_000;
+/// ... or longer bins when the window would need more than this many (a window of over
+/// 70 minutes, or a damaged timestamp), so the grid's size stays bounded.
+const MAX_BINS: u64 = 1 << 22;
+
+/// The overload grid's bin length for a window.
+pub(crate) fn bin_ns(window: Window) -> u64 {
+    BIN.max(window.len().0.div_ceil(MAX_BINS))
+}
 
 /// A stretch during which one CPU's waiting tasks lost CPU time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -62,7 +70,7 @@ pub(crate) fn sweep(model: &Model, window: Window, filter: &TaskFilter) -> Swept
     let threshold = model.cpu_count() + (model.cpu_count() / 4).max(2);
     let parts = sweep_cpus_in_parts(model, window, filter, PARTS, |part| PartSweep::new(part, window, cpus, threshold));
     let mut raw: Vec<RawPiece> = Vec::new();
-    let mut bins = vec![Bin::default(); window.len().0.div_ceil(BIN) as usize];
+    let mut bins = vec![Bin::default(); window.len().0.div_ceil(bin_ns(window)) as usize];
     let mut sum = IdleWhileWaitingSum::default();
     let mut offset = 0;
     for mut part in parts {
@@ -170,6 +178,8 @@ struct PartSweep {
     first_bin: usize,
     bins: Vec<Bin>,
     window_start: Nanos,
+    /// The grid's bin length (ns).
+    bin_ns: u64,
     /// When the machine last stopped losing time, with `marks` then.
     stopped: (Nanos, u64),
     pieces: Vec<RawPiece>,
@@ -178,7 +188,7 @@ struct PartSweep {
 
 impl PartSweep {
     fn new(part: Window, window: Window, cpus: usize, overload_threshold: u32) -> PartSweep {
-        let bin = |t: Nanos| (t.saturating_sub(window.start).0 / BIN) as usize;
+        let bin = |t: Nanos| (t.saturating_sub(window.start).0 / bin_ns(window)) as usize;
         let first_bin = bin(part.start);
         PartSweep {
             part,
@@ -192,6 +202,7 @@ impl PartSweep {
             first_bin,
             bins: vec![Bin::default(); bin(part.end) - first_bin + 1],
             window_start: window.start,
+            bin_ns: bin_ns(window),
             stopped: (part.start, 0),
             pieces: Vec::new(),
             sum: IdleWhileWaitingSum::default(),
@@ -245,8 +256,8 @@ impl PartSweep {
         let mut from = start.saturating_sub(self.window_start).0;
         let until = end.saturating_sub(self.window_start).0;
         while from < until {
-            let index = (from / BIN) as usize;
-            let to = until.min((index as u64 + 1) * BIN);
+            let index = (from / self.bin_ns) as usize;
+            let to = until.min((index as u64 + 1) * self.bin_ns);
             if let Some(bin) = self.bins.get_mut(index - self.first_bin) {
                 bin.overloaded += to - from;
                 bin.most = bin.most.max(runnable);
