@@ -127,11 +127,11 @@ impl CauseMix {
     }
 
     pub fn add(&mut self, cause: Cause, ns: u64) {
-        self.0[cause as usize] += ns;
+        self.0[cause as usize] = self.0[cause as usize].saturating_add(ns);
     }
 
     pub fn total(&self) -> u64 {
-        self.0.iter().sum()
+        self.0.iter().fold(0, |a, &b| a.saturating_add(b))
     }
 }
 

@@ -102,25 +102,25 @@ impl Extent {
     fn joins(&self, next: &Extent) -> bool {
         let gap = next.start.saturating_sub(self.end).0;
         let (small, large) = (self.typical().min(next.typical()), self.typical().max(next.typical()));
-        if gap <= 2 * small {
+        if gap <= small.saturating_mul(2) {
             return true;
         }
         let joined = self.end.max(next.end).saturating_sub(self.start).0;
-        gap <= SPARSE_GAP * self.span().max(next.span())
-            && large <= SIMILAR * small
-            && (self.lost + next.lost) * SPARSE_DENSITY >= joined
+        gap <= SPARSE_GAP.saturating_mul(self.span().max(next.span()))
+            && large <= SIMILAR.saturating_mul(small)
+            && self.lost.saturating_add(next.lost).saturating_mul(SPARSE_DENSITY) >= joined
     }
 
     fn absorb(&mut self, other: &Extent) {
         self.start = self.start.min(other.start);
         self.end = self.end.max(other.end);
-        self.lost += other.lost;
+        self.lost = self.lost.saturating_add(other.lost);
         self.count += other.count;
     }
 
     /// Lost at least `min_lost`, at a fifth of a CPU or more on average.
     fn significant(&self, min_lost: Nanos) -> bool {
-        self.lost >= min_lost.0 && self.lost * SPARSE_DENSITY >= self.span()
+        self.lost >= min_lost.0 && self.lost.saturating_mul(SPARSE_DENSITY) >= self.span()
     }
 }
 
@@ -245,7 +245,10 @@ fn attribute(
         if !request.filter.accepts(model, wait.task) {
             continue;
         }
-        let overlap: u64 = lost_pieces.iter().map(|p| end.min(p.end).saturating_sub(start.max(p.start)).0).sum();
+        let overlap: u64 = lost_pieces
+            .iter()
+            .map(|p| end.min(p.end).saturating_sub(start.max(p.start)).0)
+            .fold(0, u64::saturating_add);
         if overlap == 0 {
             continue;
         }
@@ -329,7 +332,7 @@ impl WakeupsOfWaits {
 /// (a task that only waited briefly there does not).
 fn main_tasks(cluster: &Attributed) -> impl Iterator<Item = TaskId> + '_ {
     let lost = cluster.cluster.extent.lost;
-    cluster.waits.iter().filter(move |w| w.lost * 10 >= lost).map(|w| w.task)
+    cluster.waits.iter().filter(move |w| w.lost.saturating_mul(10) >= lost).map(|w| w.task)
 }
 
 /// Clusters (indices) making one pattern, and their extent.
@@ -355,7 +358,7 @@ fn patterns(clusters: &[Attributed]) -> Vec<Pattern> {
         let extent = cluster.cluster.extent;
         open.retain(|&p| {
             let pattern = &patterns[p].extent;
-            extent.start.saturating_sub(pattern.end).0 <= SPARSE_GAP * pattern.span().max(longest)
+            extent.start.saturating_sub(pattern.end).0 <= SPARSE_GAP.saturating_mul(pattern.span().max(longest))
         });
         let related = |p: &Pattern| {
             p.kind == cluster.kind
@@ -396,7 +399,7 @@ fn simultaneous(patterns: Vec<Pattern>, min_lost: Nanos) -> Vec<Pattern> {
         for &j in &significant[..position] {
             let (a, b) = (&patterns[i], &patterns[j]);
             let overlap = a.extent.end.min(b.extent.end).saturating_sub(a.extent.start.max(b.extent.start)).0;
-            if a.kind == b.kind && overlap * 2 >= a.extent.span().max(b.extent.span()) && overlap > 0 {
+            if a.kind == b.kind && overlap.saturating_mul(2) >= a.extent.span().max(b.extent.span()) && overlap > 0 {
                 union(&mut parent, i, j);
             }
         }
@@ -488,7 +491,10 @@ fn episode(model: &Model, request: &CheckRequest<'_>, runs: &TaskRuns, group: &[
         group.iter().map(|a| a.cluster.marks.1).max().unwrap_or_default(),
     );
     let mut lost_on: BTreeMap<Cpu, u64> = BTreeMap::new();
-    group.iter().for_each(|a| *lost_on.entry(a.cluster.cpu).or_default() += a.cluster.extent.lost);
+    group.iter().for_each(|a| {
+        let lost = lost_on.entry(a.cluster.cpu).or_default();
+        *lost = lost.saturating_add(a.cluster.extent.lost);
+    });
     let mut by_cpu: Vec<(u64, Cpu)> = lost_on.into_iter().map(|(cpu, lost)| (lost, cpu)).collect();
     by_cpu.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let cpus: Vec<Cpu> = by_cpu.iter().map(|&(_, c)| c).collect();
@@ -506,7 +512,7 @@ fn episode(model: &Model, request: &CheckRequest<'_>, runs: &TaskRuns, group: &[
         let cause = if pinned_task(wait.task) == Pinning::No { wait.cause } else { Cause::Pinned };
         causes.add(cause, wait.lost);
     }
-    let lost = group.iter().map(|a| a.cluster.extent.lost).sum();
+    let lost = group.iter().map(|a| a.cluster.extent.lost).fold(0, u64::saturating_add);
     let pinning = episode_pinning(&parts, lost);
     let kind = main_kind(&causes);
     let tasks: Vec<TaskLoss> = parts
@@ -560,7 +566,7 @@ fn task_parts(waits: &[&WaitShare]) -> Vec<Part> {
             parts.len() - 1
         });
         let part = &mut parts[slot];
-        part.lost += wait.lost;
+        part.lost = part.lost.saturating_add(wait.lost);
         part.waits += 1;
         part.first_wait = part.first_wait.min(wait.start);
     }
@@ -595,9 +601,9 @@ fn pinning(
 /// An episode is pinned when most of its lost time is pinned tasks'.
 fn episode_pinning(parts: &[Part], lost: u64) -> Pinning {
     let share = |at_least: Pinning| parts.iter().filter(|p| p.pinning >= at_least).map(|p| p.lost).sum::<u64>();
-    if share(Pinning::Recorded) * 2 >= lost.max(1) {
+    if share(Pinning::Recorded).saturating_mul(2) >= lost.max(1) {
         Pinning::Recorded
-    } else if share(Pinning::Possibly) * 2 >= lost.max(1) {
+    } else if share(Pinning::Possibly).saturating_mul(2) >= lost.max(1) {
         Pinning::Possibly
     } else {
         Pinning::No
@@ -702,7 +708,7 @@ fn explain(model: &Model, incident: &Incident, parts: &[Part], runs: &TaskRuns, 
     // Parts that round to 0% are left out.
     let causes: Vec<String> = Cause::ALL
         .iter()
-        .filter(|&&c| incident.causes.get(c) * 200 >= incident.causes.total().max(1))
+        .filter(|&&c| incident.causes.get(c).saturating_mul(200) >= incident.causes.total().max(1))
         .map(|&c| {
             format!(
                 "{} {:.0}%",
