@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test suite: every crate's tests (unit, golden files, scenario tests, and
 # the comparisons with `trace-cmd report` on the real traces in testdata/, the robustness
-# tests on damaged and lost-event traces), then both fuzzers for a bounded time (the
-# model's for SCHEDLENS_FUZZ_SECONDS, default 150, the reader's for half of it, side by
-# side). Installs trace-cmd (as root, with apt) and Rust
+# tests on damaged and lost-event traces), the viewer's JS unit tests and browser tests
+# (node's test runner; headless Chromium, skipped with a message when it is missing), then
+# both fuzzers for a bounded time (the model's for SCHEDLENS_FUZZ_SECONDS, default 150, the
+# reader's for half of it, side by side). Installs trace-cmd (as root, with apt) and Rust
 # (rustup) when missing; `.ci/run` installs the rest a fresh Debian machine lacks and
 # then runs this script.
 set -euo pipefail
@@ -28,4 +29,12 @@ if [[ -e /usr/include/otf2/otf2.h ]]; then
     features=(--features schedlens/otf2,export/otf2)
 fi
 cargo test --workspace --locked "${features[@]}"
+if command -v node >/dev/null; then
+    cargo build -p schedlens --locked "${features[@]}"
+    # Files named one by one: node 18 (Debian's) and node 22 read a directory argument differently.
+    node --test crates/view/web/test/*.test.mjs
+    SCHEDLENS_BIN=target/debug/schedlens node --test crates/view/tests/browser/*.test.mjs
+else
+    echo "test.sh: node is missing (apt-get install nodejs): the viewer's JS and browser tests were skipped" >&2
+fi
 scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-60}"

@@ -86,10 +86,8 @@ impl<'m> CpuChanges<'m> {
             ends: BinaryHeap::new(),
         };
         // Pieces begun before `from` and not over by then are waiting at `from`.
-        let open: Vec<Reverse<Nanos>> = (0..piece)
-            .filter(|&i| queue.end_of(i) >= from && changes.counts(i))
-            .map(|i| Reverse(queue.end_of(i)))
-            .collect();
+        let open: Vec<Reverse<Nanos>> =
+            queue.open_at(from).filter(|&i| changes.counts(i)).map(|i| Reverse(queue.end_of(i))).collect();
         changes.ends = BinaryHeap::from(open);
         let mut before = Delta { waiting: changes.ends.len() as i32, ..Delta::default() };
         // Segments are in time order and do not overlap: the first one not over before

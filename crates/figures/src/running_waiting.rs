@@ -23,7 +23,7 @@ impl Extent {
     }
 
     /// Extends the extent with a later one.
-    fn then(&mut self, later: Extent) {
+    pub fn then(&mut self, later: Extent) {
         self.min = self.min.min(later.min);
         self.max = self.max.max(later.max);
         self.last = later.last;
@@ -38,6 +38,15 @@ pub struct Column {
     pub total: Extent,
     /// Share of the column during which a task waited while a CPU idled.
     pub waiting_while_idle: f64,
+}
+
+impl Column {
+    /// Extends the column with what a later stretch of time put in it.
+    pub fn then(&mut self, later: Column) {
+        self.running.then(later.running);
+        self.total.then(later.total);
+        self.waiting_while_idle += later.waiting_while_idle;
+    }
 }
 
 /// Maps stretches of time onto pixel columns.
@@ -106,11 +115,7 @@ pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter)
 fn merge_into(column: &mut Option<Column>, later: Column) {
     match column {
         None => *column = Some(later),
-        Some(column) => {
-            column.running.then(later.running);
-            column.total.then(later.total);
-            column.waiting_while_idle += later.waiting_while_idle;
-        }
+        Some(column) => column.then(later),
     }
 }
 

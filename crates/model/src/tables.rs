@@ -436,12 +436,20 @@ struct PieceRow {
     wait: u32,
 }
 
+/// Pieces per block of the index of ends ([`QueuePieces::open_at`]).
+const END_BLOCK: usize = 64;
+
 /// One CPU's runqueue pieces, in order of their start.
 #[derive(Clone, Debug, Default)]
 pub struct QueuePieces {
     rows: Column<PieceRow>,
     times: Times,
     durations: Durations,
+    /// Per block of [`END_BLOCK`] pieces: the latest end in the block, and the latest end
+    /// in it and every block before (so a search finds the first block that may still be
+    /// open at a time, and blocks over by then are skipped).
+    block_last_end: Vec<Nanos>,
+    reach: Vec<Nanos>,
 }
 
 impl QueuePieces {
@@ -496,8 +504,41 @@ impl QueuePieces {
         self.times.partition_point(self.len(), |i| self.start(i), |start| start < time)
     }
 
+    /// The pieces under way at `time` (begun before it, ending at or after it), in start
+    /// order: a piece begun long before may still be open, so this looks through the
+    /// index of ends instead of every earlier piece.
+    pub fn open_at(&self, time: Nanos) -> impl Iterator<Item = usize> + '_ {
+        let before = self.first_starting_at_or_after(time);
+        let first_block = self.reach.partition_point(|&end| end < time);
+        (first_block..before.div_ceil(END_BLOCK))
+            .filter(move |&block| self.block_last_end[block] >= time)
+            .flat_map(move |block| block * END_BLOCK..((block + 1) * END_BLOCK).min(before))
+            .filter(move |&i| self.end_of(i) >= time)
+    }
+
+    /// Builds the index of ends, once every piece has ended.
+    pub(crate) fn index_ends(&mut self) {
+        self.block_last_end = (0..self.len().div_ceil(END_BLOCK))
+            .map(|block| {
+                let pieces = block * END_BLOCK..((block + 1) * END_BLOCK).min(self.len());
+                pieces.map(|i| self.end_of(i)).max().unwrap_or_default()
+            })
+            .collect();
+        self.reach = self
+            .block_last_end
+            .iter()
+            .scan(Nanos(0), |latest, &end| {
+                *latest = (*latest).max(end);
+                Some(*latest)
+            })
+            .collect();
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.rows.heap_bytes() + self.times.heap_bytes() + self.durations.heap_bytes()
+        self.rows.heap_bytes()
+            + self.times.heap_bytes()
+            + self.durations.heap_bytes()
+            + (self.block_last_end.capacity() + self.reach.capacity()) * std::mem::size_of::<Nanos>()
     }
 }
 
@@ -789,6 +830,22 @@ pub(crate) fn heap_bytes(waits: &Waits, wakeups: &Wakeups, migrations: &Migratio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_pieces_are_found_through_the_index_of_ends() {
+        // 1,000 pieces, one every 10 ns, most 5 ns long, every 97th 3,000 ns long.
+        let mut queue = QueuePieces::default();
+        for i in 0..1000u64 {
+            let index = queue.begin(Nanos(i * 10), i as u32);
+            queue.end(index, Nanos(i * 10 + if i % 97 == 0 { 3000 } else { 5 }));
+        }
+        queue.index_ends();
+        for time in (0..10_500).step_by(7).map(Nanos) {
+            let before = queue.first_starting_at_or_after(time);
+            let expected: Vec<usize> = (0..before).filter(|&i| queue.end_of(i) >= time).collect();
+            assert_eq!(queue.open_at(time).collect::<Vec<_>>(), expected, "at {time:?}");
+        }
+    }
 
     fn seg(start: u64, end: u64) -> Segment {
         Segment {

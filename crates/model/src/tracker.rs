@@ -729,6 +729,7 @@ impl Tracker {
                 self.waits.set_end(wait, end);
             }
         }
+        self.timelines.iter_mut().for_each(|timeline| timeline.queue.index_ends());
         Model::from_parts(crate::model::Parts {
             cpus: self.timelines,
             tasks: self.tasks,

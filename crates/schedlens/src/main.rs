@@ -21,6 +21,7 @@ mod runs;
 mod stats;
 mod synth;
 mod topology;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,6 +59,9 @@ enum Command {
     /// Find scheduler pathologies: waits while cores idle, misplaced wakeups, kernel-thread
     /// stragglers, overload; ranked, explained, with figures on request.
     Check(check::Args),
+    /// The interactive viewer: serves the timeline, running/waiting plot, runqueues,
+    /// incidents and markers of one or several traces on 127.0.0.1, zoomable to any event.
+    View(view::Args),
     /// Export a trace for other tools: Perfetto (.pftrace), Parquet tables (DuckDB,
     /// Spark), OTF2 (Vampir).
     Export(export::Args),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),
         Command::Check(args) => check::run(args),
+        Command::View(args) => view::run(args),
         Command::Export(args) => export::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),

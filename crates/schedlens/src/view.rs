@@ -1,0 +1,81 @@
+//! `schedlens view`: builds each trace's model, then serves the interactive viewer on
+//! 127.0.0.1 until Ctrl-C, printing its address and opening a browser when there is a
+//! display.
+
+use crate::Outcome;
+use crate::common::WindowArgs;
+use crate::figure::load_runs;
+use crate::topology::TopologyArgs;
+use anyhow::{Context, Result};
+use model::Detail;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use view::{Initial, ViewTrace, Viewer};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace.dat files, shown one below the other on one time scale.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+    /// Port on 127.0.0.1 (default: 8950, or the next free one).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Do not open a browser.
+    #[arg(long)]
+    no_open: bool,
+    #[command(flatten)]
+    window: WindowArgs,
+    #[command(flatten)]
+    topology: TopologyArgs,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::FULL)?;
+    let mut traces = Vec::with_capacity(runs.len());
+    let mut window = None;
+    for run in runs {
+        let model = &run.loaded.model;
+        let topology = args.topology.resolve(&run.loaded.trace, model.cpus().len(), &run.path)?;
+        if args.window.min.is_some() || args.window.max.is_some() {
+            let rel = |t: model::Nanos| t.0 as i64 - run.origin.0 as i64;
+            window = Some((rel(run.window.start), rel(run.window.end)));
+        }
+        let name = run.path.file_name().map_or_else(|| run.path.display().to_string(), |n| n.to_string_lossy().into());
+        traces.push(ViewTrace { name, trace: run.loaded.trace, model: run.loaded.model, topology, origin: run.origin });
+    }
+    let initial = Initial { window, forked: args.window.forked, socket_order: args.topology.socket_order };
+    let viewer = Viewer::bind(traces, initial, args.window.filter(), args.port).context("schedlens view")?;
+    let url = viewer.url().to_string();
+    println!("schedlens view: serving {url} (Ctrl-C to stop)");
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone()).context("cannot catch Ctrl-C")?;
+    }
+    if !args.no_open {
+        open_browser(&url);
+    }
+    viewer.run(stop);
+    eprintln!("schedlens view: stopped");
+    Ok(outcome)
+}
+
+/// Opens `url` with `xdg-open` when a graphical session is there; says what to do otherwise.
+fn open_browser(url: &str) {
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()));
+    if !display {
+        eprintln!(
+            "schedlens view: no display here; open {url} in a browser (from another machine: ssh -L PORT:localhost:PORT this-host)"
+        );
+        return;
+    }
+    let spawned = std::process::Command::new("xdg-open")
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        eprintln!("schedlens view: could not start xdg-open; open {url} in a browser");
+    }
+}

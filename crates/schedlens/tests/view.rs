@@ -1,0 +1,52 @@
+//! `schedlens view` end to end: it prints its loopback address, answers there, and stops
+//! cleanly (exit 0) on Ctrl-C; a missing trace is an error naming the file. What the page
+//! shows is tested in a browser (crates/view/tests/browser).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn fixture(name: &str) -> String {
+    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn serves_on_loopback_and_stops_on_ctrl_c() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlens"))
+        .args(["view", "--no-open", "--port", "0", &fixture("scenario-pinned-v7zstd.dat")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("schedlens runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url =
+        line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {line:?}"));
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    assert!(address.starts_with("127.0.0.1:"), "{address}");
+
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream.write_all(b"GET /api/meta HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("scenario-pinned-v7zstd.dat"), "{answer}");
+
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "exit: {:?}", output.status);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("stopped"));
+}
+
+#[test]
+fn a_missing_trace_is_an_error_naming_it() {
+    let output = Command::new(env!("CARGO_BIN_EXE_schedlens"))
+        .args(["view", "--no-open", "--port", "0", "/nonexistent/trace.dat"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/trace.dat"));
+}

@@ -1,0 +1,94 @@
+//! `schedlens view`: the interactive viewer the schedgraph paper wished for. A local web
+//! server (loopback only, `http`) answers the page's requests for tiles — the per-core timeline,
+//! the running/waiting counts and the runqueue lengths of one stretch of time at one
+//! resolution, computed by the figures crate exactly as `graph` computes them — and for
+//! the details behind a click: a run, a task, a range's statistics, `check`'s incidents,
+//! trace markers, and the view exported through the renderer `graph` uses.
+//!
+//! The page (`web/`: plain ES modules, canvas 2D) holds tiles, never per-event objects,
+//! and reads them through a data-source interface, so the same drawing code can later read
+//! a precomputed pyramid embedded in a report file.
+
+mod assets;
+mod cache;
+mod export;
+mod http;
+mod incidents;
+mod lookup;
+mod markers;
+mod params;
+mod pyramid;
+mod server;
+mod state;
+mod tiles;
+
+pub use state::{Initial, ViewTrace};
+
+use analysis::TaskFilter;
+use server::App;
+use state::Shown;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Why the viewer cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error("cannot listen on 127.0.0.1:{port}")]
+    Listen { port: u16, source: std::io::Error },
+    #[error("cannot start the web server: {0}")]
+    Server(#[from] std::io::Error),
+}
+
+/// The port tried first when none is given (then the next few, then any free one).
+pub const DEFAULT_PORT: u16 = 8950;
+
+/// A viewer listening on the loopback interface, not yet serving.
+pub struct Viewer {
+    listener: TcpListener,
+    app: Arc<App>,
+    url: String,
+}
+
+impl Viewer {
+    /// Listens on 127.0.0.1: on `port` when given, else on [`DEFAULT_PORT`] or the next
+    /// free port after it. `filter` is what `check`'s incidents count (`--forked`).
+    pub fn bind(
+        traces: Vec<ViewTrace>,
+        initial: Initial,
+        filter: TaskFilter,
+        port: Option<u16>,
+    ) -> Result<Viewer, ViewError> {
+        let listener = listen(port)?;
+        let address = listener.local_addr()?;
+        let traces = traces.into_iter().map(|view| Shown::new(view, filter.clone())).collect();
+        Ok(Viewer { listener, app: Arc::new(App::new(traces, initial)), url: format!("http://{address}/") })
+    }
+
+    /// The page's address, e.g. `http://127.0.0.1:8950/`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Serves until `stop` is set (e.g. by Ctrl-C). Incidents, markers and the per-task
+    /// index are computed on a background thread once the first view has been served; it
+    /// is left behind (not waited for) when serving stops.
+    pub fn run(&self, stop: Arc<AtomicBool>) {
+        let (app, background_stop) = (self.app.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("view-prepare".into())
+            .spawn(move || server::prepare_when_idle(&app, &background_stop))
+            .expect("a thread can be started");
+        server::serve(&self.listener, &self.app, &stop);
+    }
+}
+
+fn listen(port: Option<u16>) -> Result<TcpListener, ViewError> {
+    let bind = |port: u16| TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    match port {
+        Some(port) => bind(port).map_err(|source| ViewError::Listen { port, source }),
+        None => (DEFAULT_PORT..DEFAULT_PORT + 10)
+            .find_map(|p| bind(p).ok())
+            .map_or_else(|| bind(0).map_err(|source| ViewError::Listen { port: 0, source }), Ok),
+    }
+}

@@ -1,0 +1,673 @@
+//! The routes of the loopback HTTP server (`http`): the page's files, and the API the
+//! page's "server tiles" data source calls (`web/js/source.js`). Every answer to a
+//! request the server cannot serve is a 4xx with a one-line message; nothing a client
+//! sends can panic a connection's thread or start an unbounded computation.
+//!
+//! Routes (times are ns from the trace's origin, `trace` an index into `/api/meta`'s list):
+//! - `GET /` and `/web/...`: the page (embedded at build time, see `assets`).
+//! - `GET /api/meta`: the traces, their CPUs and row orders, the tile geometry.
+//! - `GET /api/status`: whether the background work (coarse tiles, incidents, markers) is done.
+//! - `GET /api/tile?trace&level&index&columns&layers[&cpus][&color&target][&forked][&tasks]`:
+//!   a binary tile (see `tiles`).
+//! - `GET /api/at?trace&cpu&t&span`: the run under the mouse.
+//! - `GET /api/task?trace&task[&start&end]`: a followed task, its migrations and wakeups.
+//! - `GET /api/stats?trace&start&end[&forked]`: statistics of a range, per command and CPU.
+//! - `GET /api/incidents?trace`: `check`'s incidents (202 while they are computed).
+//! - `GET /api/markers?trace[&start&end&limit]`: trace markers.
+//! - `GET /api/export?format&start&end[&color&target&forked&socket&rw&q&width]`: the view
+//!   as a PDF, SVG or PNG file.
+
+use crate::assets;
+use crate::cache::Cache;
+use crate::export::{ExportRequest, export};
+use crate::http::{self, Request, Response};
+use crate::lookup::{self, Run};
+use crate::params::{BadRequest, Query};
+use crate::state::{Initial, Shown};
+use crate::tiles::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile};
+use analysis::TaskFilter;
+use analysis::stats::{self, Grouping};
+use figures::palette::{color_of, color_of_name};
+use figures::timeline::Coloring;
+use model::{Cpu, Nanos, TaskId};
+use serde_json::{Value, json};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Bytes of computed tiles kept.
+const CACHE_BYTES: usize = 256 << 20;
+/// Highest relative time accepted (about 106 days in ns): keeps arithmetic in range.
+const MAX_TIME: i64 = 1 << 53;
+
+/// Everything the workers share.
+pub struct App {
+    pub traces: Vec<Shown>,
+    pub initial: Initial,
+    cache: Cache,
+    activity: Activity,
+    /// The background work is done.
+    prepared: AtomicBool,
+}
+
+impl App {
+    pub fn new(traces: Vec<Shown>, initial: Initial) -> App {
+        App {
+            traces,
+            initial,
+            cache: Cache::new(CACHE_BYTES),
+            activity: Activity::new(),
+            prepared: AtomicBool::new(false),
+        }
+    }
+}
+
+/// When tiles were last computed, so background work waits for the first view.
+struct Activity {
+    started: Instant,
+    /// Tiles being computed for the page now.
+    in_flight: AtomicUsize,
+    last_done: Mutex<Option<Instant>>,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity { started: Instant::now(), in_flight: AtomicUsize::new(0), last_done: Mutex::new(None) }
+    }
+
+    /// Quiet after a first view, or a while after starting in any case.
+    fn quiet(&self) -> bool {
+        let last = *self.last_done.lock().unwrap_or_else(|e| e.into_inner());
+        let after_first_view = last.is_some_and(|t| t.elapsed() >= Duration::from_millis(300));
+        self.started.elapsed() >= Duration::from_secs(3)
+            || (after_first_view && self.in_flight.load(Ordering::Relaxed) == 0)
+    }
+
+    fn tile<T>(&self, compute: impl FnOnce() -> T) -> T {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let result = compute();
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        *self.last_done.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        result
+    }
+}
+
+/// Computes every trace's running/waiting base at once, then — once the first view has
+/// been served (they would slow it down on a small machine) — the coarse timeline tiles,
+/// the markers, the task index and the incidents, until done or stopped.
+pub fn prepare_when_idle(app: &App, stop: &AtomicBool) {
+    // The first view needs the running/waiting base columns: built at once.
+    for shown in &app.traces {
+        shown.pyramid(&shown.filter);
+    }
+    while !app.activity.quiet() {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    warm_up(app, stop);
+    for shown in &app.traces {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        shown.prepare();
+    }
+    app.prepared.store(true, Ordering::Relaxed);
+}
+
+/// An answer.
+enum Reply {
+    Json(Value),
+    /// Still being computed: 202 with a JSON body.
+    Pending(Value),
+    Bytes {
+        content_type: &'static str,
+        body: Arc<Vec<u8>>,
+        attachment: Option<String>,
+    },
+}
+
+/// Why a request gets no answer.
+enum Refusal {
+    Bad(BadRequest),
+    NotFound,
+    Method,
+    /// The Host header names another machine (a DNS-rebinding page): refused.
+    Host,
+    Failed(String),
+}
+
+impl From<BadRequest> for Refusal {
+    fn from(error: BadRequest) -> Refusal {
+        Refusal::Bad(error)
+    }
+}
+
+/// Serves requests until `stop` is set; returns once every connection has ended.
+pub fn serve(listener: &TcpListener, app: &App, stop: &AtomicBool) {
+    http::serve(listener, &|request| answer(app, request), stop);
+}
+
+fn answer(app: &App, request: &Request) -> Response {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route(app, request)))
+        .unwrap_or_else(|_| Err(Refusal::Failed("internal error".into())));
+    let json = |value: Value| Arc::new(value.to_string().into_bytes());
+    match outcome {
+        Ok(Reply::Json(value)) => response(200, "application/json", json(value)),
+        Ok(Reply::Pending(value)) => response(202, "application/json", json(value)),
+        Ok(Reply::Bytes { content_type, body, attachment }) => {
+            let mut response = response(200, content_type, body);
+            if let Some(name) = attachment {
+                response.headers.push(("Content-Disposition", format!("attachment; filename=\"{name}\"")));
+            }
+            response
+        }
+        Err(refusal) => {
+            let (status, message) = match refusal {
+                Refusal::Bad(error) => (400, error.0),
+                Refusal::NotFound => (404, "not found".to_string()),
+                Refusal::Method => (405, "only GET is served".to_string()),
+                Refusal::Host => (403, "this server only answers requests for localhost".to_string()),
+                Refusal::Failed(message) => (500, message),
+            };
+            response(status, "application/json", json(json!({ "error": message })))
+        }
+    }
+}
+
+fn response(status: u16, content_type: &str, body: Arc<Vec<u8>>) -> Response {
+    let headers = vec![
+        ("Content-Type", content_type.to_string()),
+        ("Cache-Control", "no-store".to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'"
+                .to_string(),
+        ),
+    ];
+    Response { status, headers, body }
+}
+
+fn route(app: &App, request: &Request) -> Result<Reply, Refusal> {
+    if request.method != "GET" {
+        return Err(Refusal::Method);
+    }
+    if !local_host(request) {
+        return Err(Refusal::Host);
+    }
+    let query = Query::parse(&request.target)?;
+    match query.path.as_str() {
+        "/api/meta" => Ok(Reply::Json(meta(app))),
+        "/api/status" => Ok(Reply::Json(json!({
+            "prepared": app.prepared.load(Ordering::Relaxed),
+            "cachedTileBytes": app.cache.bytes(),
+        }))),
+        "/api/tile" => tile_reply(app, &query),
+        "/api/at" => at(app, &query),
+        "/api/task" => task(app, &query),
+        "/api/stats" => range_stats(app, &query),
+        "/api/incidents" => incidents(app, &query),
+        "/api/markers" => markers(app, &query),
+        "/api/export" => export_reply(app, &query),
+        path => match assets::find(path) {
+            Some((content_type, body)) => {
+                Ok(Reply::Bytes { content_type, body: Arc::new(body.into_owned()), attachment: None })
+            }
+            None => Err(Refusal::NotFound),
+        },
+    }
+}
+
+/// Whether the request's Host is this machine's loopback name (any port: an SSH tunnel
+/// may forward another local port).
+fn local_host(request: &Request) -> bool {
+    let Some(host) = request.host.as_deref() else { return true };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    matches!(name, "127.0.0.1" | "localhost" | "::1")
+}
+
+fn shown<'a>(app: &'a App, query: &Query) -> Result<&'a Shown, BadRequest> {
+    let index = query.int("trace", 0..=app.traces.len() as i64 - 1)?;
+    Ok(&app.traces[index as usize])
+}
+
+fn meta(app: &App) -> Value {
+    let traces: Vec<Value> = app
+        .traces
+        .iter()
+        .map(|shown| {
+            let model = shown.model();
+            let rows = |rows: &[figures::graph::RowSpec]| -> Vec<Value> {
+                rows.iter().map(|r| json!({"cpu": r.cpu.0, "socket": r.socket})).collect()
+            };
+            let lost: u64 = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
+            json!({
+                "name": shown.view.name,
+                "cpus": model.cpus().len(),
+                "start": shown.relative(model.start()),
+                "end": shown.relative(model.end()) + 1,
+                "origin": shown.origin().0.to_string(),
+                "tasks": model.tasks().len(),
+                "lostEvents": lost,
+                "rowsByNumber": rows(&shown.rows_by_number),
+                "rowsBySocket": shown.rows_by_socket.as_deref().map(rows),
+            })
+        })
+        .collect();
+    let initial = &app.initial;
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "tileColumns": PAGE_COLUMNS,
+        "maxColumns": MAX_COLUMNS,
+        "maxLevel": MAX_LEVEL,
+        "traces": traces,
+        "initial": {
+            "window": initial.window.map(|(a, b)| vec![a, b]),
+            "forked": initial.forked,
+            "socketOrder": initial.socket_order,
+        },
+    })
+}
+
+/// `color=pid|command|target` (with `target=PREFIX`).
+fn coloring(query: &Query) -> Result<Coloring, BadRequest> {
+    match query.get("color").unwrap_or("pid") {
+        "pid" => Ok(Coloring::ByPid),
+        "command" => Ok(Coloring::ByCommand),
+        "target" => {
+            let prefix = query.require("target")?;
+            if prefix.is_empty() || prefix.len() > 256 {
+                return Err(BadRequest::new("target: a command name prefix of 1 to 256 bytes"));
+            }
+            Ok(Coloring::Target(prefix.to_string()))
+        }
+        other => Err(BadRequest(format!("color={other}: expected pid, command or target"))),
+    }
+}
+
+fn filter(query: &Query) -> Result<TaskFilter, BadRequest> {
+    Ok(TaskFilter { forked_only: query.flag("forked")?, command_prefix: None, descendants_of: None })
+}
+
+fn tasks_param(shown: &Shown, query: &Query) -> Result<Vec<TaskId>, BadRequest> {
+    let limit = shown.model().tasks().len() as u32;
+    let tasks = query.int_list("tasks", limit)?.unwrap_or_default();
+    if tasks.len() > 64 {
+        return Err(BadRequest::new("tasks: at most 64"));
+    }
+    Ok(tasks.into_iter().map(|t| task_id(shown.model(), t)).collect())
+}
+
+/// The task at `index` of the model's task table (`index` checked against its length).
+fn task_id(model: &model::Model, index: u32) -> TaskId {
+    model.tasks().ids().nth(index as usize).unwrap_or(TaskId::IDLE)
+}
+
+/// A tile as asked for.
+struct TileSpec {
+    trace: usize,
+    place: TilePlace,
+    layers: Layers,
+    cpus: Vec<Cpu>,
+    coloring: Coloring,
+    filter: TaskFilter,
+    tasks: Vec<TaskId>,
+}
+
+impl TileSpec {
+    fn parse(app: &App, query: &Query) -> Result<TileSpec, BadRequest> {
+        let trace = query.int("trace", 0..=app.traces.len() as i64 - 1)? as usize;
+        let shown = &app.traces[trace];
+        let place = TilePlace {
+            level: query.int("level", 0..=i64::from(MAX_LEVEL))? as u32,
+            index: query.int("index", -(1 << 50)..=(1 << 50))?,
+            columns: query.int("columns", 1..=i64::from(MAX_COLUMNS))? as u32,
+        };
+        let layers = Layers::parse(query.require("layers")?)?;
+        let cpu_count = shown.model().cpus().len() as u32;
+        let cpus = query.int_list("cpus", cpu_count.max(1))?.unwrap_or_else(|| (0..cpu_count).collect());
+        let tasks = if layers.highlight { tasks_param(shown, query)? } else { Vec::new() };
+        Ok(TileSpec {
+            trace,
+            place,
+            layers,
+            cpus: cpus.into_iter().map(Cpu).collect(),
+            coloring: coloring(query)?,
+            filter: filter(query)?,
+            tasks,
+        })
+    }
+
+    /// Everything that changes the tile's bytes.
+    fn key(&self) -> String {
+        let cpus: Vec<u32> = self.cpus.iter().map(|c| c.0).collect();
+        let p = &self.place;
+        format!(
+            "{}|{}|{}|{}|{:?}|{:?}|{:?}|{}|{:?}",
+            self.trace,
+            p.level,
+            p.index,
+            p.columns,
+            self.layers,
+            cpus,
+            self.coloring,
+            self.filter.forked_only,
+            self.tasks
+        )
+    }
+}
+
+fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let body = cached_tile(app, &TileSpec::parse(app, query)?)?;
+    Ok(Reply::Bytes { content_type: "application/octet-stream", body, attachment: None })
+}
+
+/// The tile from the cache, or computed and cached.
+fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
+    let shown = &app.traces[spec.trace];
+    let model = shown.model();
+    let window = spec.place.window(shown.origin(), model.start(), model.end())?;
+    let key = spec.key();
+    if let Some(body) = app.cache.get(&key) {
+        return Ok(body);
+    }
+    let runs: Vec<Arc<Vec<Run>>> = shown.runs.runs_of(model, &spec.tasks);
+    let highlight: Vec<&[Run]> = runs.iter().map(|r| r.as_slice()).collect();
+    let layers = spec.layers;
+    let pyramid = (layers.running_waiting || layers.runqueue).then(|| shown.pyramid(&spec.filter));
+    let request = TileRequest {
+        place: spec.place,
+        window,
+        columns: spec.place.columns,
+        cpus: &spec.cpus,
+        coloring: &spec.coloring,
+        filter: &spec.filter,
+        layers,
+        highlight: &highlight,
+        pyramid,
+    };
+    let body = Arc::new(app.activity.tile(|| tile(model, &request)));
+    app.cache.put(key, body.clone());
+    Ok(body)
+}
+
+/// Columns of the tiles the page asks for (`tileColumns` in `/api/meta`).
+const PAGE_COLUMNS: u32 = 512;
+/// Levels of timeline tiles computed ahead below the one that shows a trace in one tile.
+const WARM_LEVELS: u32 = 7;
+
+/// Computes the coarse timeline tiles of every trace as the page asks for them by default
+/// (colours by pid, all tasks): each level costs a scan of every run in the trace, which
+/// would make the first zoom steps into a large trace slow. Yields to the page's own
+/// requests; stops when `stop` is set.
+fn warm_up(app: &App, stop: &AtomicBool) {
+    for (trace, shown) in app.traces.iter().enumerate() {
+        let model = shown.model();
+        let from = shown.relative(model.start());
+        let to = shown.relative(model.end()) + 1;
+        let top =
+            (0..=MAX_LEVEL).find(|&l| i128::from(PAGE_COLUMNS) << l >= i128::from(to - from)).unwrap_or(MAX_LEVEL);
+        for level in (top.saturating_sub(WARM_LEVELS)..=top).rev() {
+            let span = i64::from(PAGE_COLUMNS) << level;
+            for index in from.div_euclid(span)..=(to - 1).div_euclid(span) {
+                while app.activity.in_flight.load(Ordering::Relaxed) > 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let spec = TileSpec {
+                    trace,
+                    place: TilePlace { level, index, columns: PAGE_COLUMNS },
+                    layers: Layers { timeline: true, ..Layers::default() },
+                    cpus: (0..model.cpus().len() as u32).map(Cpu).collect(),
+                    coloring: Coloring::ByPid,
+                    filter: shown.filter.clone(),
+                    tasks: Vec::new(),
+                };
+                let _ = cached_tile(app, &spec);
+            }
+        }
+    }
+}
+
+fn task_json(shown: &Shown, task: TaskId) -> Value {
+    let model = shown.model();
+    let info = model.tasks().get(task);
+    let comm = model.comms().name(info.last_comm());
+    json!({
+        "task": task.index(),
+        "pid": info.pid.0,
+        "comm": comm,
+        "pidColor": color_of(info.pid.0 as u64).hex(),
+        "commandColor": color_of_name(comm).hex(),
+    })
+}
+
+fn at(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    let model = shown.model();
+    let cpu = Cpu(query.int("cpu", 0..=model.cpus().len() as i64 - 1)? as u32);
+    let t = query.int("t", -MAX_TIME..=MAX_TIME)?;
+    let span = query.int_or("span", 1..=MAX_TIME, 1)?;
+    let (from, to) = (shown.absolute(t - span / 2), shown.absolute(t - span / 2 + span));
+    let Some(segment) = lookup::segment_at(model, cpu, from, to) else {
+        return Ok(Reply::Json(json!({ "found": false })));
+    };
+    let index = shown.task_index();
+    let next = lookup::next_cpu(model, index, segment.task, segment.end);
+    let wait = lookup::wait_before(model, index, segment.task, cpu, segment.start).map(|wait| {
+        json!({
+            "start": shown.relative(wait.start),
+            "end": shown.relative(wait.end),
+            "cause": format!("{:?}", wait.cause).to_lowercase(),
+            "wakeup": wait.wakeup.map(|w| wakeup_json(shown, &w)),
+        })
+    });
+    let mut reply = task_json(shown, segment.task);
+    reply["found"] = json!(true);
+    reply["comm"] = json!(model.comm_at(segment.task, segment.start));
+    reply["cpu"] = json!(cpu.0);
+    reply["start"] = json!(shown.relative(segment.start));
+    reply["end"] = json!(shown.relative(segment.end));
+    reply["ended"] = json!(lookup::ending(&segment));
+    reply["nextCpu"] = json!(next.map(|c| c.0));
+    reply["wait"] = json!(wait);
+    Ok(Reply::Json(reply))
+}
+
+fn wakeup_json(shown: &Shown, wakeup: &lookup::WakeupInfo) -> Value {
+    let model = shown.model();
+    let waker = wakeup
+        .waker
+        .filter(|&t| t != TaskId::IDLE)
+        .map(|t| json!({"task": t.index(), "pid": model.tasks().get(t).pid.0, "comm": model.comm_at(t, wakeup.time)}));
+    json!({
+        "t": shown.relative(wakeup.time),
+        "waker": waker,
+        "wakerCpu": wakeup.waker_cpu.map(|c| c.0),
+        "prevCpu": wakeup.prev_cpu.map(|c| c.0),
+        "targetCpu": wakeup.target_cpu.0,
+        "ran": wakeup.ran.map(|(t, cpu)| json!({"t": shown.relative(t), "cpu": cpu.0})),
+    })
+}
+
+/// `start`/`end` as a window of trace time (default: the whole trace).
+fn range(shown: &Shown, query: &Query) -> Result<(Nanos, Nanos), BadRequest> {
+    let model = shown.model();
+    let start = query.get("start").map(|_| query.int("start", -MAX_TIME..=MAX_TIME)).transpose()?;
+    let end = query.get("end").map(|_| query.int("end", -MAX_TIME..=MAX_TIME)).transpose()?;
+    let start = start.map_or(model.start(), |s| shown.absolute(s));
+    let end = end.map_or(Nanos(model.end().0 + 1), |e| shown.absolute(e));
+    if end <= start {
+        return Err(BadRequest::new("start must be before end"));
+    }
+    if end <= model.start() || start > model.end() {
+        return Err(BadRequest::new("the range lies outside the trace"));
+    }
+    Ok((start, end))
+}
+
+/// Items listed at most in one answer.
+const LIST_LIMIT: usize = 2000;
+
+fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    let model = shown.model();
+    let task = task_id(model, query.int("task", 1..=model.tasks().len() as i64 - 1)? as u32);
+    let (start, end) = range(shown, query)?;
+    let index = shown.task_index();
+    let info = model.tasks().get(task);
+    let runs = shown.runs.runs_of(model, &[task]).remove(0);
+    let runtime: u64 = runs.iter().map(|r| r.end.saturating_sub(r.start).0).sum();
+    let (waits, waited) = lookup::wait_totals(model, index, task);
+    let migrations = lookup::migrations_of(model, index, task);
+    // Moves between consecutive runs on different CPUs, drawn as arrows.
+    let moves: Vec<Value> = runs
+        .windows(2)
+        .filter(|pair| pair[0].cpu != pair[1].cpu && pair[1].start >= start && pair[0].end < end)
+        .take(LIST_LIMIT)
+        .map(|pair| {
+            json!({"from": pair[0].cpu.0, "left": shown.relative(pair[0].end),
+                   "to": pair[1].cpu.0, "arrived": shown.relative(pair[1].start)})
+        })
+        .collect();
+    let (wakeups, wakeup_count) = lookup::wakeups_in(model, index, task, start, end, LIST_LIMIT);
+    let mut reply = task_json(shown, task);
+    let names: Vec<&str> = info.comms.iter().map(|&(_, c)| model.comms().name(c)).collect();
+    let parent = info.parent.map(|p| task_json(shown, p));
+    let cpus_used: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cpu.0).collect();
+    reply["names"] = json!(names);
+    reply["parent"] = json!(parent);
+    reply["forked"] = json!(info.forked);
+    reply["firstSeen"] = json!(shown.relative(info.first_seen));
+    reply["exit"] = json!(info.exit.map(|t| shown.relative(t)));
+    reply["runs"] = json!(runs.len());
+    reply["runtime"] = json!(runtime);
+    reply["waits"] = json!(waits);
+    reply["waited"] = json!(waited.0);
+    reply["migrations"] = json!(migrations.len());
+    reply["cpusUsed"] = json!(cpus_used);
+    reply["firstRun"] = json!(runs.first().map(|r| shown.relative(r.start)));
+    reply["lastRun"] = json!(runs.last().map(|r| shown.relative(r.end)));
+    reply["moves"] = json!(moves);
+    reply["wakeups"] = json!(wakeups.iter().map(|w| wakeup_json(shown, w)).collect::<Vec<_>>());
+    reply["wakeupsInRange"] = json!(wakeup_count);
+    Ok(Reply::Json(reply))
+}
+
+/// Command rows listed at most.
+const STATS_ROWS: usize = 200;
+
+fn range_stats(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    let model = shown.model();
+    let (start, end) = range(shown, query)?;
+    let window = analysis::Window::new(start, end);
+    let stats = stats::compute(model, window, &filter(query)?, Grouping::Command);
+    let time = |t: Option<Nanos>| t.map(|t| shown.relative(t));
+    let commands: Vec<Value> = stats
+        .rows
+        .iter()
+        .take(STATS_ROWS)
+        .map(|row| {
+            json!({"comm": row.comm, "pids": row.pids, "firstRun": time(row.first_run), "lastRun": time(row.last_run),
+                   "runtime": row.runtime_ns, "switches": row.switches, "wait": row.wait_ns,
+                   "maxWait": row.max_wait_ns, "migrations": row.migrations,
+                   "color": color_of_name(&row.comm).hex()})
+        })
+        .collect();
+    let cpus: Vec<Value> = stats
+        .cpus
+        .iter()
+        .map(|c| {
+            json!({"cpu": c.cpu.0, "busy": c.busy_ns, "idle": c.idle_ns, "uncertain": c.uncertain_ns,
+                   "waiting": c.waiting_ns})
+        })
+        .collect();
+    Ok(Reply::Json(json!({
+        "start": shown.relative(start), "end": shown.relative(end),
+        "commands": commands, "commandCount": stats.rows.len(), "cpus": cpus,
+    })))
+}
+
+fn incidents(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    Ok(match shown.incidents() {
+        Some((list, total)) => Reply::Json(crate::incidents::to_json(list, *total, shown.origin())),
+        None => Reply::Pending(json!({ "status": "computing" })),
+    })
+}
+
+fn markers(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    let (start, end) = range(shown, query)?;
+    let limit = query.int_or("limit", 1..=LIST_LIMIT as i64, 500)? as usize;
+    let Some((all, total)) = shown.markers() else {
+        return Ok(Reply::Pending(json!({ "status": "reading" })));
+    };
+    let first = all.partition_point(|m| m.time < start);
+    let inside = &all[first..first + all[first..].partition_point(|m| m.time < end)];
+    // Too many to show: an even sample, so every part of the range keeps some.
+    let step = inside.len().div_ceil(limit).max(1);
+    let model = shown.model();
+    let list: Vec<Value> = inside
+        .iter()
+        .step_by(step)
+        .map(|m| {
+            let comm = lookup::task_of_pid(model, m.pid, m.time).map(|t| model.comm_at(t, m.time));
+            json!({"t": shown.relative(m.time), "cpu": m.cpu.0, "pid": m.pid.0, "comm": comm, "text": m.text})
+        })
+        .collect();
+    Ok(Reply::Json(json!({"status": "ready", "markers": list, "inRange": inside.len(), "total": total})))
+}
+
+fn export_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let format = match query.require("format")? {
+        "pdf" => render::Format::Pdf,
+        "svg" => render::Format::Svg,
+        "png" => render::Format::Png,
+        other => return Err(BadRequest(format!("format={other}: expected pdf, svg or png")).into()),
+    };
+    let start = query.int("start", -MAX_TIME..=MAX_TIME)?;
+    let end = query.int("end", -MAX_TIME..=MAX_TIME)?;
+    if end <= start {
+        return Err(BadRequest::new("start must be before end").into());
+    }
+    let traces: Vec<&Shown> = app
+        .traces
+        .iter()
+        .filter(|shown| shown.absolute(end) > shown.model().start() && shown.absolute(start) <= shown.model().end())
+        .collect();
+    if traces.is_empty() {
+        return Err(BadRequest::new("the range lies outside every trace").into());
+    }
+    let request = ExportRequest {
+        start,
+        end,
+        coloring: coloring(query)?,
+        filter: filter(query)?,
+        socket_order: query.flag("socket")?,
+        running_waiting: query.flag("rw")?,
+        runqueues: query.flag("q")?,
+        width: query.int_or("width", 200..=8000, 1200)? as f32,
+        format,
+    };
+    let body = export(&traces, &request).map_err(|e| Refusal::Failed(e.to_string()))?;
+    let (content_type, extension) = match format {
+        render::Format::Pdf => ("application/pdf", "pdf"),
+        render::Format::Svg => ("image/svg+xml", "svg"),
+        render::Format::Png => ("image/png", "png"),
+    };
+    let stem = traces[0].view.name.rsplit_once('.').map_or(traces[0].view.name.as_str(), |(stem, _)| stem);
+    let name: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    Ok(Reply::Bytes { content_type, body: Arc::new(body), attachment: Some(format!("{name}-view.{extension}")) })
+}

@@ -1,0 +1,258 @@
+//! Tiles: the figures of one stretch of time at one resolution, as compact binary data
+//! for the page. Levels are powers of two: at level `k` a column is `2^k` ns, a tile is
+//! `columns` columns, and tile `n` starts `n * columns * 2^k` ns after the trace's origin,
+//! so tiles of one level join without seams and a pan only asks for the tiles that come
+//! into view. Each layer is computed by the same functions as `graph` and
+//! `running-waiting` (crates/figures), so a column shows what the figure's column shows;
+//! coarse running/waiting and runqueue layers are composed from the trace's base columns
+//! (`pyramid`), which gives the same values.
+//!
+//! Binary layout (little endian), read by `web/js/tile-format.js`:
+//!
+//! ```text
+//! "SLT1"  u32 columns  u32 rows  u32 layers (bit 0 timeline, 1 running/waiting,
+//!                                             2 runqueue, 3 highlight)
+//! timeline:        per row: u32 n, then n × (u16 x0, u16 x1, u8 r, u8 g, u8 b, u8 0)
+//! running/waiting: per column: u16 × 8 (running first, min, max, last; running +
+//!                  waiting first, min, max, last), u16 share waiting while idle (/65535)
+//! runqueue:        per row: columns × u8 (tasks running or waiting there, at most 255)
+//! highlight:       per row: u32 n, then n × (u16 x0, u16 x1)
+//! ```
+
+use crate::lookup::Run;
+use crate::params::BadRequest;
+use crate::pyramid::Pyramid;
+use analysis::{TaskFilter, Window};
+use figures::running_waiting::{columns as running_waiting_columns, queue_length_rows};
+use figures::timeline::{self, Coloring, TimelineRequest};
+use model::{Cpu, Model, Nanos};
+
+/// Columns a tile may have at most (the page asks for 512).
+pub const MAX_COLUMNS: u32 = 4096;
+/// The coarsest level: a column of 2^44 ns (about 4.9 hours).
+pub const MAX_LEVEL: u32 = 44;
+
+/// Which layers a tile holds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Layers {
+    pub timeline: bool,
+    pub running_waiting: bool,
+    pub runqueue: bool,
+    pub highlight: bool,
+}
+
+impl Layers {
+    /// Parses `t`, `r`, `q`, `h` letters.
+    pub fn parse(text: &str) -> Result<Layers, BadRequest> {
+        let mut layers = Layers::default();
+        for letter in text.chars() {
+            let slot = match letter {
+                't' => &mut layers.timeline,
+                'r' => &mut layers.running_waiting,
+                'q' => &mut layers.runqueue,
+                'h' => &mut layers.highlight,
+                _ => return Err(BadRequest(format!("layers: unknown layer {letter:?} (t, r, q, h)"))),
+            };
+            *slot = true;
+        }
+        if layers == Layers::default() {
+            return Err(BadRequest::new("layers: none asked for"));
+        }
+        Ok(layers)
+    }
+
+    fn mask(&self) -> u32 {
+        u32::from(self.timeline)
+            | u32::from(self.running_waiting) << 1
+            | u32::from(self.runqueue) << 2
+            | u32::from(self.highlight) << 3
+    }
+}
+
+/// Where a tile lies in time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TilePlace {
+    pub level: u32,
+    pub index: i64,
+    pub columns: u32,
+}
+
+impl TilePlace {
+    /// The tile's window in trace time, given the trace's origin; refused when it lies
+    /// outside `[first, last]` (the trace's events) or outside the clock's range.
+    pub fn window(&self, origin: Nanos, first: Nanos, last: Nanos) -> Result<Window, BadRequest> {
+        if self.level > MAX_LEVEL || self.columns == 0 || self.columns > MAX_COLUMNS {
+            return Err(BadRequest::new("tile level or columns out of range"));
+        }
+        let span = i128::from(self.columns) << self.level;
+        let start = i128::from(origin.0) + i128::from(self.index) * span;
+        let end = start + span;
+        if end <= i128::from(first.0) || start > i128::from(last.0) {
+            return Err(BadRequest::new("the tile lies outside the trace"));
+        }
+        let clamp = |t: i128| Nanos(t.clamp(0, i128::from(u64::MAX)) as u64);
+        if start < 0 || end > i128::from(u64::MAX) {
+            return Err(BadRequest::new("the tile lies outside the clock's range"));
+        }
+        Ok(Window::new(clamp(start), clamp(end)))
+    }
+}
+
+/// Everything a tile depends on.
+pub struct TileRequest<'a> {
+    pub place: TilePlace,
+    pub window: Window,
+    pub columns: u32,
+    pub cpus: &'a [Cpu],
+    pub coloring: &'a Coloring,
+    pub filter: &'a TaskFilter,
+    pub layers: Layers,
+    /// Runs of the highlighted tasks (for the highlight layer).
+    pub highlight: &'a [&'a [Run]],
+    /// The trace's running/waiting and runqueue base columns for this filter, to compose
+    /// coarse tiles from (when ready).
+    pub pyramid: Option<&'a Pyramid>,
+}
+
+/// Computes and encodes a tile.
+pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(b"SLT1");
+    put_u32(&mut out, request.columns);
+    put_u32(&mut out, request.cpus.len() as u32);
+    put_u32(&mut out, request.layers.mask());
+    if request.layers.timeline {
+        let timeline = TimelineRequest {
+            window: request.window,
+            columns: request.columns,
+            rows: request.cpus,
+            filter: request.filter,
+            coloring: request.coloring,
+        };
+        for row in timeline::rows(model, &timeline) {
+            put_u32(&mut out, row.spans.len() as u32);
+            for span in row.spans {
+                put_u16(&mut out, span.x0 as u16);
+                put_u16(&mut out, span.x1 as u16);
+                out.extend_from_slice(&[span.color.0, span.color.1, span.color.2, 0]);
+            }
+        }
+    }
+    let place = request.place;
+    let pyramid = request.pyramid.filter(|p| p.covers(place.level));
+    if request.layers.running_waiting {
+        let columns = match pyramid {
+            Some(pyramid) => pyramid.running_waiting(place.level, place.index, place.columns),
+            None => running_waiting_columns(model, request.window, request.columns, request.filter).columns,
+        };
+        for column in columns {
+            let (r, t) = (column.running, column.total);
+            for value in [r.first, r.min, r.max, r.last, t.first, t.min, t.max, t.last] {
+                put_u16(&mut out, value.min(u32::from(u16::MAX)) as u16);
+            }
+            put_u16(&mut out, (column.waiting_while_idle.clamp(0.0, 1.0) * 65535.0).round() as u16);
+        }
+    }
+    if request.layers.runqueue {
+        let rows = match pyramid {
+            Some(pyramid) => pyramid.queue_lengths(request.cpus, place.level, place.index, place.columns),
+            None => queue_length_rows(model, request.cpus, request.window, request.columns, request.filter),
+        };
+        for row in rows {
+            out.extend(row.iter().map(|&length| length.min(255) as u8));
+        }
+    }
+    if request.layers.highlight {
+        for &cpu in request.cpus {
+            let spans = highlight_spans(request.highlight, cpu, request.window, request.columns);
+            put_u32(&mut out, spans.len() as u32);
+            for (x0, x1) in spans {
+                put_u16(&mut out, x0);
+                put_u16(&mut out, x1);
+            }
+        }
+    }
+    out
+}
+
+/// The columns in which any of the runs on `cpu` ran at all (however briefly), merged.
+fn highlight_spans(tasks: &[&[Run]], cpu: Cpu, window: Window, columns: u32) -> Vec<(u16, u16)> {
+    let ns_per_column = window.len().0.max(1) as f64 / f64::from(columns.max(1));
+    let mut spans: Vec<(u16, u16)> = Vec::new();
+    for runs in tasks {
+        let first = runs.partition_point(|r| r.end <= window.start);
+        for run in runs[first..].iter().take_while(|r| r.start < window.end).filter(|r| r.cpu == cpu) {
+            let (start, end) = window.clip(run.start, run.end);
+            let x0 = ((start.0 - window.start.0) as f64 / ns_per_column).floor() as u32;
+            let x1 = (((end.0 - window.start.0) as f64 / ns_per_column).ceil() as u32).max(x0 + 1).min(columns);
+            spans.push((x0 as u16, x1 as u16));
+        }
+    }
+    spans.sort_unstable();
+    let mut merged: Vec<(u16, u16)> = Vec::with_capacity(spans.len());
+    for (x0, x1) in spans {
+        match merged.last_mut() {
+            Some(last) if x0 <= last.1 => last.1 = last.1.max(x1),
+            _ => merged.push((x0, x1)),
+        }
+    }
+    merged
+}
+
+fn put_u32(out: &mut Vec<u8>, value: u32) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+fn put_u16(out: &mut Vec<u8>, value: u16) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::SegmentEnd;
+
+    #[test]
+    fn tiles_of_a_level_join_without_seams() {
+        let place = |index| TilePlace { level: 3, index, columns: 4 };
+        let origin = Nanos(1000);
+        let a = place(0).window(origin, Nanos(900), Nanos(5000)).unwrap();
+        let b = place(1).window(origin, Nanos(900), Nanos(5000)).unwrap();
+        assert_eq!((a.start, a.end, b.start, b.end), (Nanos(1000), Nanos(1032), Nanos(1032), Nanos(1064)));
+        assert_eq!(place(-3).window(origin, Nanos(900), Nanos(5000)).unwrap().start, Nanos(904));
+    }
+
+    #[test]
+    fn tiles_outside_the_trace_or_the_clock_are_refused() {
+        let origin = Nanos(1000);
+        let outside = TilePlace { level: 3, index: 200, columns: 4 };
+        assert!(outside.window(origin, Nanos(900), Nanos(5000)).is_err());
+        let before_zero = TilePlace { level: 10, index: -2, columns: 4 };
+        assert!(before_zero.window(origin, Nanos(0), Nanos(5000)).is_err());
+        let huge = TilePlace { level: MAX_LEVEL, index: i64::MAX, columns: MAX_COLUMNS };
+        assert!(huge.window(origin, Nanos(0), Nanos(u64::MAX)).is_err());
+        let wide = TilePlace { level: 0, index: 0, columns: MAX_COLUMNS + 1 };
+        assert!(wide.window(origin, Nanos(0), Nanos(5000)).is_err());
+    }
+
+    #[test]
+    fn highlight_marks_every_column_a_run_touches() {
+        let run = |cpu, start, end| Run {
+            cpu: Cpu(cpu),
+            start: Nanos(start),
+            end: Nanos(end),
+            end_kind: SegmentEnd::Blocked,
+        };
+        let runs = [run(0, 5, 12), run(0, 13, 14), run(1, 20, 34), run(0, 35, 90)];
+        let window = Window::new(Nanos(0), Nanos(40));
+        assert_eq!(highlight_spans(&[&runs], Cpu(0), window, 4), [(0, 2), (3, 4)]);
+        assert_eq!(highlight_spans(&[&runs], Cpu(1), window, 4), [(2, 4)]);
+    }
+
+    #[test]
+    fn layers_are_letters() {
+        assert_eq!(Layers::parse("tq").unwrap().mask(), 0b101);
+        assert!(Layers::parse("").is_err());
+        assert!(Layers::parse("tx").is_err());
+    }
+}

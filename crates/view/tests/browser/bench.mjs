@@ -1,0 +1,132 @@
+// The viewer's speed in headless Chromium (a measurement, not a test): run by
+// scripts/bench-view.sh, which starts `schedlens view` on a trace after this script has
+// started the browser, so the clock starts when the server answers (the model is built).
+//
+// Reports: the first complete view (all tiles of the whole trace drawn) after the server
+// is ready; when the server's background work is done; then a fixed walk of zoom and pan steps (zoom in ×2 at a point, pan a quarter,
+// …, zoom out) — each step timed from the window change to the last needed tile drawn —
+// and the drawing time of every frame; the tile requests' times; the page's JS heap and
+// tile cache before and after the walk.
+//
+//   node bench.mjs URL [--think MS] [--steps N] [--json]
+
+import { Browser } from './cdp.mjs';
+
+const args = process.argv.slice(2);
+const url = args[0];
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const think = option('--think', 250);
+const rounds = option('--rounds', 3);
+
+const quantile = (values, q) => {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+const summary = (values) => ({ n: values.length, p50: quantile(values, 0.5), p95: quantile(values, 0.95), max: Math.max(...values) });
+const ms = (v) => `${v.toFixed(1)} ms`;
+
+const browser = await Browser.launch();
+try {
+  const page = await browser.newPage({ width: 1600, height: 1000 });
+  await page.send('Performance.enable');
+  // Wait for the server: it listens once the model is built.
+  let ready;
+  for (;;) {
+    try {
+      const response = await fetch(new URL('/api/meta', url));
+      if (response.ok) {
+        ready = performance.now();
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await page.send('Page.navigate', { url });
+  await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000);
+  const firstView = performance.now() - ready;
+  const inPage = await page.evaluate('window.schedlens.firstCompleteAt');
+  const timelineInPage = await page.evaluate('window.schedlens.firstTimelineAt');
+  const heap = async () => {
+    const { metrics } = await page.send('Performance.getMetrics');
+    const get = (name) => metrics.find((m) => m.name === name).value;
+    return { heapMB: get('JSHeapUsedSize') / 2 ** 20, tilesMB: (await page.evaluate('window.schedlens.store.bytes')) / 2 ** 20 };
+  };
+  // The server then computes the coarse tiles, markers and incidents in the background.
+  for (;;) {
+    const response = await fetch(new URL('/api/status', url));
+    if (!response.ok) throw new Error(`/api/status: HTTP ${response.status} (an older server on this port?)`);
+    if ((await response.json()).prepared) break;
+    if (performance.now() - ready > 600000) throw new Error('the server did not finish its background work in 10 minutes');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const prepared = performance.now() - ready;
+  const before = await heap();
+  // The walk, in the page: each step changes the window and waits until it is drawn.
+  const walk = await page.evaluate(`(async () => {
+    const app = window.schedlens;
+    const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+    const sleep = (t) => new Promise((r) => setTimeout(r, t));
+    let seed = 12345;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const steps = [];
+    const step = async (kind, window) => {
+      const drawsBefore = app.stats.drawMs.length;
+      const began = performance.now();
+      app.setWindow(window);
+      for (;;) {
+        await frame();
+        if (app.complete) break;
+      }
+      steps.push({ kind, ms: performance.now() - began, draws: app.stats.drawMs.slice(drawsBefore) });
+      await sleep(${think});
+    };
+    for (let round = 0; round < ${rounds}; round++) {
+      await step('whole', [...app.bounds]);
+      for (let i = 0; i < 10; i++) {
+        const [a, b] = app.state.window;
+        const anchor = a + (0.2 + 0.6 * random()) * (b - a);
+        await step('zoom in', [anchor - (anchor - a) / 2, anchor + (b - anchor) / 2]);
+        const [c, d] = app.state.window;
+        const shift = (random() < 0.5 ? -0.25 : 0.25) * (d - c);
+        await step('pan', [c + shift, d + shift]);
+      }
+      for (let i = 0; i < 4; i++) {
+        const [a, b] = app.state.window;
+        const mid = (a + b) / 2;
+        await step('zoom out', [mid - 2 * (b - a), mid + 2 * (b - a)]);
+      }
+    }
+    const tiles = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/tile')).map((e) => e.duration);
+    return { steps, tiles };
+  })()`);
+  const after = await heap();
+  const stepMs = walk.steps.filter((s) => s.kind !== 'whole').map((s) => s.ms);
+  const draws = walk.steps.flatMap((s) => s.draws);
+  const byKind = {};
+  for (const s of walk.steps) (byKind[s.kind] ||= []).push(s.ms);
+  const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
+  console.log(`trace: ${meta}`);
+  console.log(`first complete view: ${ms(firstView)} after the server was ready (${ms(inPage)} after navigation start)`);
+  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server was ready`);
+  console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server was ready`);
+  const s = summary(stepMs);
+  console.log(`zoom/pan steps (think time ${think} ms): n=${s.n} p50 ${ms(s.p50)} p95 ${ms(s.p95)} max ${ms(s.max)}`);
+  for (const [kind, values] of Object.entries(byKind)) {
+    const k = summary(values);
+    console.log(`  ${kind.padEnd(9)} n=${k.n} p50 ${ms(k.p50)} p95 ${ms(k.p95)} max ${ms(k.max)}`);
+  }
+  const d = summary(draws);
+  console.log(`drawing per frame: n=${d.n} p50 ${ms(d.p50)} p95 ${ms(d.p95)} max ${ms(d.max)}`);
+  const t = summary(walk.tiles);
+  console.log(`tile requests: n=${t.n} p50 ${ms(t.p50)} p95 ${ms(t.p95)} max ${ms(t.max)}`);
+  console.log(`page memory: JS heap ${before.heapMB.toFixed(1)} MB -> ${after.heapMB.toFixed(1)} MB; tile cache ${before.tilesMB.toFixed(1)} MB -> ${after.tilesMB.toFixed(1)} MB`);
+  if (args.includes('--json')) console.log(JSON.stringify({ firstView, inPage, steps: s, draws: d, tiles: t, before, after }));
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,273 @@
+//! The viewer's server on real fixtures, over real sockets: it listens on loopback only,
+//! answers every route, computes tiles exactly as `graph` does, and answers bad requests
+//! (outside the trace, huge, malformed, unknown, foreign hosts, raw garbage) with 4xx
+//! while it keeps serving.
+
+use analysis::{TaskFilter, Window};
+use figures::timeline::{Coloring, TimelineRequest, rows};
+use model::{Cpu, Model, Nanos};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use view::{Initial, ViewTrace, Viewer};
+
+fn fixture(name: &str) -> (tracedat::Trace, Model) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
+    let trace = tracedat::Trace::open(&path).unwrap();
+    let (model, _) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
+    (trace, model)
+}
+
+struct Running {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+}
+
+fn start(names: &[&str]) -> Running {
+    let traces = names
+        .iter()
+        .map(|name| {
+            let (trace, model) = fixture(name);
+            let origin = model.start();
+            ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
+        })
+        .collect();
+    let viewer = Viewer::bind(traces, Initial::default(), TaskFilter::default(), Some(0)).unwrap();
+    let address: SocketAddr = viewer.url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || viewer.run(flag));
+    Running { address, stop, thread: Some(thread) }
+}
+
+/// Sends raw bytes; returns the status and the body.
+fn raw(address: SocketAddr, request: &[u8]) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream.write_all(request).unwrap();
+    // Nothing more to send: a request cut short ends here instead of waiting.
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(Vec::new(), |at| answer[at + 4..].to_vec());
+    (status, body)
+}
+
+fn get(address: SocketAddr, target: &str) -> (u16, Vec<u8>) {
+    raw(address, format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes())
+}
+
+fn json(address: SocketAddr, target: &str) -> serde_json::Value {
+    let (status, body) = get(address, target);
+    assert_eq!(status, 200, "{target}: {}", String::from_utf8_lossy(&body));
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[test]
+fn listens_on_loopback_only() {
+    let server = start(&["scenario-pinned-v7zstd.dat"]);
+    assert!(server.address.ip().is_loopback());
+    // Another address of this machine (the one it would reach the network from) is refused.
+    let outward =
+        UdpSocket::bind("0.0.0.0:0").and_then(|s| s.connect("10.255.255.1:9").map(|_| s)).and_then(|s| s.local_addr());
+    match outward {
+        Ok(local) if !local.ip().is_loopback() && !local.ip().is_unspecified() => {
+            let other = SocketAddr::new(local.ip(), server.address.port());
+            assert!(TcpStream::connect_timeout(&other, Duration::from_secs(2)).is_err(), "reachable on {other}");
+        }
+        _ => eprintln!("no non-loopback address here; only the bound address was checked"),
+    }
+}
+
+#[test]
+fn serves_the_page_and_every_route() {
+    let server = start(&["scenario-pinned-v7zstd.dat", "scenario-overload-v7zstd.dat"]);
+    let a = server.address;
+    let (status, page) = get(a, "/");
+    assert_eq!(status, 200);
+    assert!(String::from_utf8_lossy(&page).contains("<script type=\"module\" src=\"/web/js/main.js\">"));
+    assert_eq!(get(a, "/web/js/main.js").0, 200);
+    let meta = json(a, "/api/meta");
+    assert_eq!(meta["traces"].as_array().unwrap().len(), 2);
+    assert_eq!(meta["traces"][0]["cpus"], 2);
+    let end = meta["traces"][0]["end"].as_i64().unwrap();
+    let stats = json(a, &format!("/api/stats?trace=0&start=0&end={end}"));
+    assert!(stats["commands"].as_array().unwrap().iter().any(|c| c["comm"] == "pinned-spin"));
+    // The run under the mouse in the middle of the pinned spinners' stretch on CPU 0.
+    let runs = stats["commands"].as_array().unwrap().iter().find(|c| c["comm"] == "pinned-spin").unwrap().clone();
+    let middle = (runs["firstRun"].as_i64().unwrap() + runs["lastRun"].as_i64().unwrap()) / 2;
+    let at = json(a, &format!("/api/at?trace=0&cpu=0&t={middle}&span=1000"));
+    assert_eq!(at["found"], true, "{at}");
+    assert_eq!(at["comm"], "pinned-spin");
+    assert!(at["ended"].as_str().unwrap().starts_with("preempted"), "{at}");
+    let task = json(a, &format!("/api/task?trace=0&task={}", at["task"]));
+    assert!(task["runs"].as_u64().unwrap() > 10);
+    assert_eq!(task["cpusUsed"], serde_json::json!([0]));
+    for _ in 0..600 {
+        let (status, body) = get(a, "/api/incidents?trace=0");
+        if status == 200 {
+            let incidents: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let list = incidents["incidents"].as_array().unwrap();
+            assert!(
+                list.iter().any(|i| i["kind"] == "work-conservation" && i["possiblyPinned"] == true),
+                "{incidents}"
+            );
+            break;
+        }
+        assert_eq!(status, 202);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let markers = loop {
+        let (status, body) = get(a, "/api/markers?trace=1");
+        if status == 200 {
+            break serde_json::from_slice::<serde_json::Value>(&body).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(markers["total"], 0);
+    for (format, magic) in [("png", &b"\x89PNG"[..]), ("pdf", b"%PDF"), ("svg", b"<svg")] {
+        let (status, body) = get(a, &format!("/api/export?format={format}&start=0&end={end}&rw=1&q=1&color=command"));
+        assert_eq!(status, 200, "{format}");
+        assert!(body.starts_with(magic), "{format}");
+    }
+}
+
+#[test]
+fn markers_are_the_trace_marker_text() {
+    let server = start(&["markers-v7zstd.dat"]);
+    let markers = loop {
+        let (status, body) = get(server.address, "/api/markers?trace=0");
+        if status == 200 {
+            break serde_json::from_slice::<serde_json::Value>(&body).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let texts: Vec<&str> = markers["markers"].as_array().unwrap().iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["hello", "two\nlines", "no newline", "a\n\nb\n", "z\nx-1 [000] 1.5: fake: y"]);
+}
+
+/// Decodes a tile's timeline layer: per row, (x0, x1, rgb) spans.
+fn timeline_spans(body: &[u8]) -> Vec<Vec<(u32, u32, [u8; 3])>> {
+    let u32_at = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap());
+    let u16_at = |at: usize| u32::from(u16::from_le_bytes(body[at..at + 2].try_into().unwrap()));
+    assert_eq!(&body[..4], b"SLT1");
+    let rows = u32_at(8) as usize;
+    let mut at = 16;
+    let mut out = Vec::new();
+    for _ in 0..rows {
+        let n = u32_at(at) as usize;
+        at += 4;
+        let spans = (0..n).map(|i| {
+            let s = at + i * 8;
+            (u16_at(s), u16_at(s + 2), [body[s + 4], body[s + 5], body[s + 6]])
+        });
+        out.push(spans.collect());
+        at += n * 8;
+    }
+    out
+}
+
+#[test]
+fn tiles_are_the_columns_graph_draws() {
+    let server = start(&["scenario-barrier-v7zstd.dat"]);
+    let (_, model) = fixture("scenario-barrier-v7zstd.dat");
+    for (level, index) in [(20u32, 0i64), (12, 300), (5, 1_000_000)] {
+        let target = format!("/api/tile?trace=0&level={level}&index={index}&columns=512&layers=t&color=command");
+        let (status, body) = get(server.address, &target);
+        if status == 400 {
+            continue; // past the end at this level
+        }
+        assert_eq!(status, 200, "{target}");
+        let start = model.start().0 + (index as u64) * (512u64 << level);
+        let window = Window::new(Nanos(start), Nanos(start + (512u64 << level)));
+        let cpus = [Cpu(0), Cpu(1)];
+        let request = TimelineRequest {
+            window,
+            columns: 512,
+            rows: &cpus,
+            filter: &TaskFilter::default(),
+            coloring: &Coloring::ByCommand,
+        };
+        let expected: Vec<Vec<(u32, u32, [u8; 3])>> = rows(&model, &request)
+            .into_iter()
+            .map(|row| row.spans.iter().map(|s| (s.x0, s.x1, [s.color.0, s.color.1, s.color.2])).collect())
+            .collect();
+        assert_eq!(timeline_spans(&body), expected, "{target}");
+        assert!(expected.iter().any(|row| !row.is_empty()), "{target} shows something");
+    }
+}
+
+#[test]
+fn bad_requests_get_4xx_and_the_server_keeps_serving() {
+    let server = start(&["scenario-pinned-v7zstd.dat"]);
+    let a = server.address;
+    let bad = [
+        ("/api/tile?trace=0&level=20&index=99999&columns=512&layers=t", 400), // outside the trace
+        ("/api/tile?trace=0&level=20&index=-99999&columns=512&layers=t", 400),
+        ("/api/tile?trace=0&level=44&index=1125899906842624&columns=4096&layers=t", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=100000&layers=t", 400), // huge width
+        ("/api/tile?trace=0&level=99&index=0&columns=512&layers=t", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=zz", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512", 400),
+        ("/api/tile?trace=7&level=20&index=0&columns=512&layers=t", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=t&cpus=0-99", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=t&color=plaid", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=t&color=target", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=h&tasks=0-99999", 400),
+        ("/api/tile?trace=0&level=x&index=0&columns=512&layers=t", 400),
+        ("/api/tile?trace=0&trace=0", 400),
+        ("/api/at?trace=0&cpu=9&t=0", 400),
+        ("/api/at?trace=0&cpu=0&t=99999999999999999999", 400),
+        ("/api/task?trace=0&task=0", 400),
+        ("/api/task?trace=0&task=999999", 400),
+        ("/api/stats?trace=0&start=5&end=5", 400),
+        ("/api/stats?trace=0&start=900000000000000&end=900000000000001", 400),
+        ("/api/markers?trace=0&limit=0", 400),
+        ("/api/export?format=gif&start=0&end=10", 400),
+        ("/api/export?format=png&start=0&end=10&width=99999", 400),
+        ("/api/export?format=png&start=900000000000000&end=900000000000001", 400),
+        ("/api/meta?x=%zz", 400),
+        ("/api/meta?x=%ff", 400),
+        ("/nowhere", 404),
+        ("/web/../../Cargo.toml", 404),
+        ("/api/", 404),
+    ];
+    for (target, expected) in bad {
+        let (status, body) = get(a, target);
+        assert_eq!(status, expected, "{target}: {}", String::from_utf8_lossy(&body));
+        let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert!(message["error"].is_string(), "{target}");
+    }
+    let long = format!("/api/meta?x={}", "a".repeat(40_000));
+    assert!((400..500).contains(&get(a, &long).0));
+    let (status, _) =
+        raw(a, b"POST /api/meta HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 405);
+    let (status, _) = raw(a, b"GET /api/meta HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 403, "a page on another host name (DNS rebinding) gets nothing");
+    for garbage in [&b"\x00\x01\x02garbage\r\n\r\n"[..], b"GET\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n", b""] {
+        let (status, _) = raw(a, garbage);
+        assert!(status == 0 || (400..600).contains(&status), "{garbage:?} gave {status}");
+    }
+    // Still serving.
+    let meta = json(a, "/api/meta");
+    assert_eq!(meta["traces"][0]["cpus"], 2);
+    let (status, body) = get(a, "/api/tile?trace=0&level=20&index=0&columns=512&layers=trqh&tasks=1");
+    assert_eq!(status, 200);
+    assert_eq!(&body[..4], b"SLT1");
+}

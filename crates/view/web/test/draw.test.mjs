@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { COLORS, dim, packColor, paintTimeline, runningWaitingColumns, sampleColumns } from '../js/draw.js';
+
+const RED = packColor('#ff0000');
+const BLUE = packColor('#0000ff');
+
+/** A 1-CPU tile of 4 columns of 10 ns starting at 0: red, red, idle, blue. */
+function tile() {
+  return {
+    columns: 4,
+    rows: 1,
+    colors: new Uint32Array([RED, RED, 0, BLUE]),
+    queue: new Uint8Array([1, 3, 0, 2]),
+    rw: { running: new Uint16Array([1, 1, 1, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1]), total: new Uint16Array([1, 1, 1, 1, 1, 1, 3, 2, 0, 0, 0, 0, 1, 1, 1, 1]), wasted: new Float32Array([0, 0.5, 0, 0]) },
+    highlight: new Uint8Array([0, 1, 0, 0]),
+  };
+}
+
+const finder = (t0) => (t) => (t >= 0 && t < 40 ? { tile: t0, start: 0, columnNs: 10 } : null);
+
+test('colours: packed for ImageData, dimmed toward white', () => {
+  assert.equal(RED, 0xff0000ff);
+  assert.equal(dim(0xff000000), 0xffb2b2b2);
+  assert.equal(dim(COLORS.background), COLORS.background);
+});
+
+test('each pixel reads the column at its centre and spans the columns it covers', () => {
+  const t = tile();
+  // 8 pixels of 5 ns: two per column; then 2 pixels of 20 ns: two columns each.
+  const fine = sampleColumns(8, 0, 5, finder(t));
+  assert.deepEqual([...fine.center], [0, 0, 1, 1, 2, 2, 3, 3]);
+  const coarse = sampleColumns(2, 0, 20, finder(t));
+  assert.deepEqual([...coarse.first], [0, 2]);
+  assert.deepEqual([...coarse.last], [1, 3]);
+  const outside = sampleColumns(2, 40, 5, finder(t));
+  assert.deepEqual([...outside.slot], [-1, -1]);
+});
+
+test('a timeline row is painted with the columns colours, a missing tile as missing', () => {
+  const t = tile();
+  const pixels = new Uint32Array(6 * 4);
+  const sample = sampleColumns(6, 0, 8, finder(t)); // centres at 4, 12, 20, 28, 36, 44 ns
+  paintTimeline(pixels, 6, { x0: 0, top: 0, width: 6, rowPx: 4, inset: 1 }, [0], sample);
+  const row = [...pixels.slice(6, 12)];
+  assert.deepEqual(row, [RED, RED, COLORS.background, COLORS.background, BLUE, COLORS.missing]);
+  assert.deepEqual([...pixels.slice(0, 6)], [0, 0, 0, 0, 0, 0], 'the inset stays unpainted');
+});
+
+test('a followed task stands out: its columns in full colour, the rest dimmed', () => {
+  const t = tile();
+  const pixels = new Uint32Array(4);
+  const sample = sampleColumns(4, 0, 10, finder(t));
+  paintTimeline(pixels, 4, { x0: 0, top: 0, width: 4, rowPx: 1, inset: 0 }, [0], sample, { highlight: { sample, color: null } });
+  assert.deepEqual([...pixels], [dim(RED), RED, COLORS.background, dim(BLUE)]);
+});
+
+test('running/waiting keeps the extremes of the columns a pixel covers', () => {
+  const sample = sampleColumns(2, 0, 20, finder(tile()));
+  const out = runningWaitingColumns(sample, 2);
+  assert.deepEqual([...out.total.slice(0, 4)], [1, 1, 3, 2]);
+  assert.deepEqual([...out.running.slice(4, 8)], [0, 0, 1, 1]);
+  assert.deepEqual([...out.wasted], [0.25, 0]);
+});
