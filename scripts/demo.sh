@@ -24,6 +24,6 @@ echo
 "$schedlens" graph "$trace" --after-sleep --color-by-command -o out/barrier-graph-by-command.pdf
 "$schedlens" running-waiting "$trace" --after-sleep --per-cpu -o out/barrier-running-waiting.png
 echo
-"$schedlens" check "$trace" --after-sleep --min-duration 1
+"$schedlens" check "$trace" --after-sleep --min-lost 1
 echo
 echo "figures: out/barrier-graph.png, out/barrier-graph-by-command.pdf, out/barrier-running-waiting.png"

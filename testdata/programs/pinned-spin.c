@@ -6,7 +6,11 @@
  * is always runnable but waiting while CPU 1 stays idle (the "overloaded core
  * next to an idle core" pathology).
  *
- * Usage: pinned-spin [MILLISECONDS]   (default 300; each thread spins that long)
+ * Unpinned with THREADS above the CPU count it overloads the machine
+ * (overload-spin-*.dat).
+ *
+ * Usage: pinned-spin [MILLISECONDS [THREADS]]
+ *        (default 300 ms, each thread spinning that long; 2 threads, at most 64)
  * Build: gcc -O2 -pthread -o pinned-spin pinned-spin.c
  * Trace: trace-cmd-record -e sched -v -e sched_stat_runtime -q \
  *            -o scenario-pinned-v7zstd.dat \
@@ -18,6 +22,7 @@
 #include <time.h>
 
 static long spin_ms = 300;
+static long threads = 2;
 
 static double now_ms(void)
 {
@@ -40,16 +45,22 @@ static void *spin(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[2];
+	pthread_t t[64];
 
 	if (argc > 1)
 		spin_ms = atol(argv[1]);
-	for (int i = 0; i < 2; i++)
+	if (argc > 2)
+		threads = atol(argv[2]);
+	if (threads < 1 || threads > 64) {
+		fprintf(stderr, "pinned-spin: THREADS must be 1 to 64\n");
+		return 2;
+	}
+	for (long i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, spin, NULL) != 0) {
 			perror("pthread_create");
 			return 1;
 		}
-	for (int i = 0; i < 2; i++)
+	for (long i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	return 0;
 }

@@ -8,7 +8,12 @@
 #
 # TRACE_CMD_RECORD names the recorder (default: `trace-cmd record`, or the
 # shared `trace-cmd-record` wrapper when it exists; the wrapper is needed on
-# machines whose function-tracer control files refuse writes).
+# machines whose function-tracer control files refuse writes). The `*-record`
+# fixtures are made with `schedlens record` instead: SCHEDLENS names the binary
+# (default: `schedlens` on the PATH).
+#
+# The scheduling fixtures need a quiet machine (nothing else running): other
+# work would share the CPUs with the recorded programs.
 #
 # Size: trace-cmd copies /proc/kallsyms (5.4 MB on the recording machine) into
 # every file. Except where noted, the recordings run in a private mount
@@ -51,6 +56,12 @@ rec() {
         unshare -m sh -c 'mount --bind "$0" /proc/kallsyms && exec "$@"' \
             "$work/kallsyms" $TRACE_CMD_RECORD "$@" >/dev/null
     fi
+}
+
+# srec ARGS...: record with `schedlens record` (it stores no kallsyms).
+srec() {
+    echo "+ ${SCHEDLENS:-schedlens} record $*" >&2
+    "${SCHEDLENS:-schedlens}" record "$@" >/dev/null 2>&1
 }
 
 M=/sys/kernel/tracing/trace_marker
@@ -104,6 +115,26 @@ printf 'no newline' >$M; printf 'a\\n\\nb\\n\\n' >$M; printf 'z\\nx-1 [000] 1.5:
         rec short $EV -q -o "$o" sh -c 'sleep 1; barrier 300' ;;
     scenario-overload-v7zstd)
         rec short $EV -q -o "$o" sh -c 'sleep 1; stress-ng --cpu 4 --timeout 1 -q' ;;
+    barrier-pinned-v7zstd) # 3 threads taking turns on CPU 0 while CPU 1 idles
+        rec short $EV -q -o "$o" sh -c 'sleep 1; taskset -c 0 barrier 300 200000 3' ;;
+    barrier-pinned-record)
+        srec -o "$o" --sleep 1 -- taskset -c 0 barrier 300 200000 3 ;;
+    barrier-unpinned-v7zstd)
+        rec short $EV -q -o "$o" sh -c 'sleep 1; barrier 300 200000 3' ;;
+    barrier-unpinned-record)
+        srec -o "$o" --sleep 1 -- barrier 300 200000 3 ;;
+    spin-pinned-record) # the same as scenario-pinned-v7zstd
+        srec -o "$o" --sleep 1 -- taskset -c 0 pinned-spin 300 ;;
+    spin-unpinned-v7zstd)
+        rec short $EV -q -o "$o" sh -c 'sleep 1; pinned-spin 300' ;;
+    spin-unpinned-record|spin-startup-record)
+        # spin-startup-record: a recording in which the kernel happened to start both
+        # spinners on one CPU (record until `check` shows it; 2 in 10 did here).
+        srec -o "$o" --sleep 1 -- pinned-spin 300 ;;
+    spin-overload-v7zstd) # 4 spinners on 2 CPUs
+        rec short $EV -q -o "$o" sh -c 'sleep 1; pinned-spin 300 4' ;;
+    spin-overload-record)
+        srec -o "$o" --sleep 1 -- pinned-spin 300 4 ;;
     scenario-forkexec-v7zstd)
         rec short $EV -q -o "$o" sh -c \
             'sleep 1; for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; ls / >/dev/null; sh -c "exit 3"; done' ;;
@@ -124,7 +155,9 @@ if [ $# -eq 0 ]; then
     set -- hackbench-v6 hackbench-v7zstd hackbench-v7none lost-events-v7zstd \
         hackbench-mono-v7zstd hackbench-x86tsc-v7zstd hackbench-counter-v7zstd \
         instance-v7zstd instance-lost-v7zstd markers-v7zstd scenario-pinned-v7zstd scenario-barrier-v7zstd \
-        scenario-overload-v7zstd scenario-forkexec-v7zstd symbols-stack-v6
+        scenario-overload-v7zstd scenario-forkexec-v7zstd symbols-stack-v6 barrier-pinned-v7zstd \
+        barrier-pinned-record barrier-unpinned-v7zstd barrier-unpinned-record spin-pinned-record \
+        spin-unpinned-v7zstd spin-unpinned-record spin-overload-v7zstd spin-overload-record
 fi
 for n in "$@"; do
     record "$n"

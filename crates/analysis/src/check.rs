@@ -2,38 +2,57 @@
 //! incidents with the evidence for each, where the schedgraph paper's authors zoomed in
 //! by hand.
 //!
-//! Every wait in a runqueue longer than the threshold is examined: the time within it
-//! during which some other CPU sat idle is CPU time the machine lost. Such a wait is
-//! classed by its cause:
-//! - `kthread-preemption`: a kernel thread preempted the task (the straggler pattern);
-//! - `wakeup-placement`: the wakeup put the task on the waker's busy CPU while the task's
-//!   previous CPU was idle (the pattern Linux commit d8fcb81f1acf fixed);
-//! - `work-conservation`: any other wait while a CPU idled.
+//! The main incidents are *episodes* of waste: stretches of time in which tasks waited
+//! behind busy CPUs while other CPUs idled, densely — found at every scale, from a burst
+//! of sub-millisecond waits to seconds of a persistent failure of work conservation,
+//! with no minimum wait length (see `episodes`). An episode is classed by its main cause:
+//! - `kthread-preemption`: kernel threads preempted the tasks (the straggler pattern);
+//! - `wakeup-placement`: wakeups put tasks on the waker's busy CPU while their previous
+//!   CPU was idle (the pattern Linux commit d8fcb81f1acf fixed);
+//! - `work-conservation`: any other waiting while CPUs idled.
+//!
+//! Tasks confined to the CPUs they waited on make waste the scheduler could not avoid:
+//! an episode says "pinned" when the trace records the tasks' affinity (`schedlens
+//! record` does), and "possibly pinned" from the evidence otherwise (the tasks only ever
+//! ran there, many times, while other CPUs idled).
 //!
 //! `migration-cascade` reports chains of migrations where each moved task displaced the
-//! task running where it arrived, which then moved on within a millisecond (the paper's
-//! §3.3 chain). `overload` reports stretches with more runnable tasks than CPUs: context,
-//! not a bug.
-//! Affinity is not in a trace: a task that only ever ran on one CPU may have been pinned
-//! there, and its incidents say so instead of blaming the scheduler. Incidents are ranked
-//! by lost CPU time; the summary gives the time a task waited while a core idled, over
-//! all waits however short, and the CPU-to-CPU migration counts.
+//! task running where it arrived (`cascades`). `overload` reports stretches with more
+//! runnable tasks than CPUs: context, not a bug, and not counted as lost time.
+//! Episodes are ranked by lost CPU time; the findings say what share of the time a task
+//! waited while a core idled (over all waits, however short) the episodes cover.
+//!
+//! Everything that walks time comes from one sweep (`lost`): the running/waiting counts,
+//! the idle-while-waiting total and the per-CPU lost time the episodes are made of.
 
-use crate::occupancy::{IdleWhileWaitingSum, sweep_in_parts};
+mod cascades;
+mod cursor;
+mod episodes;
+mod lost;
+
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Migration, Model, Nanos, Pid, SegmentEnd, TaskId, Topology, WaitCause, WaitEnd, WakeupKind};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use model::{Cpu, Model, Nanos, Pid, Topology, WakeupKind};
+use std::collections::{BTreeMap, HashMap};
+
+/// `schedlens check`'s default for [`CheckRequest::min_lost`].
+pub const DEFAULT_MIN_LOST: Nanos = Nanos(250_000);
+/// `schedlens check`'s default for [`CheckRequest::min_overload`].
+pub const DEFAULT_MIN_OVERLOAD: Nanos = Nanos(4_000_000);
 
 /// What the checks look for.
 #[derive(Clone, Debug)]
 pub struct CheckRequest<'a> {
     pub window: Window,
     pub filter: &'a TaskFilter,
-    /// Incidents shorter than this are left out.
-    pub min_duration: Nanos,
+    /// Episodes that lost less CPU time than this are left out.
+    pub min_lost: Nanos,
+    /// Overloaded stretches shorter than this are left out.
+    pub min_overload: Nanos,
+    /// The tasks' CPU affinity, when the trace recorded it.
+    pub affinity: Option<&'a Affinity>,
 }
 
-/// The classes of incident.
+/// The classes of incident: the names reports, JSON and `synth`'s ground truth use.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     WorkConservation,
@@ -63,16 +82,102 @@ impl Kind {
         }
     }
 
-    /// The kind of a name given by [`Kind::name`].
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Whether incidents of this kind lose CPU time (waits while a core idles); the
-    /// others (cascades, overload) are measured by their length.
+    /// Whether incidents of this kind lose CPU time (episodes do; cascades and overload
+    /// do not).
     pub fn loses_cpu_time(self) -> bool {
         !matches!(self, Kind::MigrationCascade | Kind::Overload)
     }
+}
+
+/// Why a task waited while a CPU idled: the parts of an episode's cause mix.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Cause {
+    WorkConservation,
+    WakeupPlacement,
+    KthreadPreemption,
+    /// The task could not (or, by the evidence, possibly could not) run on the idle CPUs.
+    Pinned,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 4] =
+        [Cause::WorkConservation, Cause::WakeupPlacement, Cause::KthreadPreemption, Cause::Pinned];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::WorkConservation => Kind::WorkConservation.name(),
+            Cause::WakeupPlacement => Kind::WakeupPlacement.name(),
+            Cause::KthreadPreemption => Kind::KthreadPreemption.name(),
+            Cause::Pinned => "pinned",
+        }
+    }
+}
+
+/// Lost CPU time (ns) per cause.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CauseMix(pub [u64; 4]);
+
+impl CauseMix {
+    pub fn get(&self, cause: Cause) -> u64 {
+        self.0[cause as usize]
+    }
+
+    pub fn add(&mut self, cause: Cause, ns: u64) {
+        self.0[cause as usize] = self.0[cause as usize].saturating_add(ns);
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.iter().fold(0, |a, &b| a.saturating_add(b))
+    }
+}
+
+/// Whether an episode's waste came from tasks confined to where they waited.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pinning {
+    #[default]
+    No,
+    /// The tasks only ever ran on the CPUs they waited on, many times, while others idled.
+    Possibly,
+    /// The recorded affinity kept the tasks off the idle CPUs.
+    Recorded,
+}
+
+impl Pinning {
+    /// The name in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pinning::No => "no",
+            Pinning::Possibly => "possibly",
+            Pinning::Recorded => "pinned",
+        }
+    }
+}
+
+/// One task's part in an episode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskLoss {
+    pub pid: Pid,
+    pub comm: String,
+    pub lost_ns: u64,
+    /// Its waits in the episode.
+    pub waits: u32,
+    pub pinning: Pinning,
+}
+
+/// One wait inside an episode, as evidence (what `check` once reported on its own).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    pub cause: Cause,
+    pub start: Nanos,
+    pub end: Nanos,
+    pub cpu: Cpu,
+    pub pid: Pid,
+    pub lost_ns: u64,
+    pub explanation: String,
 }
 
 /// One incident and its evidence.
@@ -81,52 +186,82 @@ pub struct Incident {
     pub kind: Kind,
     pub start: Nanos,
     pub end: Nanos,
-    /// For waits: the CPU the task waited on, then the CPUs that idled meanwhile (most
-    /// idle first, at most 8). For overload: none.
+    /// Episodes: the CPUs tasks waited on, most lost first. Cascades: the CPUs in order.
+    /// Overload: none.
     pub cpus: Vec<Cpu>,
-    /// For waits: the waiting task (after the preempting kernel thread, if any).
+    /// Episodes: the other CPUs that idled meanwhile, most idle first (at most 8).
+    pub idle_cpus: Vec<Cpu>,
+    /// How many CPUs idled meanwhile in all.
+    pub idle_cpu_count: usize,
+    /// The tasks involved: episodes' top tasks by lost time (then the kernel threads that
+    /// preempted them), a cascade's moved tasks.
     pub pids: Vec<Pid>,
-    /// CPU time lost: how long the task waited while another CPU idled.
+    /// Episodes: the top tasks by lost time (at most 5).
+    pub tasks: Vec<TaskLoss>,
+    /// CPU time lost: waiting tasks that idle CPUs could have run, integrated over time.
     pub lost_cpu_ns: u64,
-    /// The task only ever ran on one CPU: it may have been pinned there.
-    pub possibly_pinned: bool,
+    /// Episodes: the waits it is made of.
+    pub waits: u32,
+    pub causes: CauseMix,
+    pub pinning: Pinning,
+    /// Episodes: its largest single waits (at most 3).
+    pub evidence: Vec<Evidence>,
     pub explanation: String,
+    /// The running idle-while-waiting total at `start` and `end` (for coverage).
+    pub marks: (u64, u64),
+}
+
+impl Incident {
+    /// Lost CPU time per unit of time: how many CPUs were lost on average.
+    pub fn density(&self) -> f64 {
+        self.lost_cpu_ns as f64 / self.end.saturating_sub(self.start).0.max(1) as f64
+    }
+
+    /// Whether it is an episode of waste (lost time while CPUs idled).
+    pub fn is_episode(&self) -> bool {
+        matches!(self.kind, Kind::WorkConservation | Kind::WakeupPlacement | Kind::KthreadPreemption)
+    }
+}
+
+/// The CPU affinity of tasks, as a recording captured it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Affinity {
+    allowed: HashMap<Pid, Vec<Cpu>>,
+}
+
+impl Affinity {
+    /// From (pid, allowed CPUs) observations in the order made: the last one of a pid
+    /// counts.
+    pub fn new(observations: impl IntoIterator<Item = (Pid, Vec<Cpu>)>) -> Affinity {
+        Affinity { allowed: observations.into_iter().collect() }
+    }
+
+    /// The CPUs `pid` may run on, if recorded (sorted).
+    pub fn allowed(&self, pid: Pid) -> Option<&[Cpu]> {
+        self.allowed.get(&pid).map(Vec::as_slice)
+    }
+
+    pub fn len(&self) -> usize {
+        self.allowed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.allowed.is_empty()
+    }
 }
 
 /// The checks' findings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Findings {
-    /// Ranked: most lost CPU time first, overload last.
+    /// Ranked: episodes by lost CPU time, then cascades, then overload.
     pub incidents: Vec<Incident>,
     /// Time during which some task waited while some CPU idled (all waits).
     pub idle_while_waiting: Nanos,
     /// The window's length.
     pub window: Nanos,
-    /// Migrations between CPUs within the window.
+    /// `migrations[from][to]` within the window.
     pub migrations: MigrationMatrix,
     pub wakeups: WakeupPlacements,
-}
-
-/// Where wakeups (not of new tasks) in the window put their task.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WakeupPlacements {
-    pub total: u64,
-    /// Back onto the CPU it last ran on.
-    pub previous_cpu: u64,
-    /// Onto the waker's CPU (another than its previous one).
-    pub waker_cpu: u64,
-    /// Of those, while its previous CPU was idle.
-    pub waker_cpu_previous_idle: u64,
-    /// Onto any other CPU.
-    pub elsewhere: u64,
-    /// Moved away from its idle previous CPU, then waited 100 µs or more to run.
-    pub waited_previous_idle: u64,
-}
-
-impl Findings {
-    pub fn count(&self, kind: Kind) -> usize {
-        self.incidents.iter().filter(|i| i.kind == kind).count()
-    }
 }
 
 /// Migration counts from CPU to CPU, kept as the pairs that occurred: a machine has few
@@ -180,24 +315,76 @@ impl MigrationMatrix {
     }
 }
 
-/// Names of kernel threads that preempt application tasks.
-const KERNEL_THREADS: [&str; 10] =
-    ["kworker", "ksoftirqd", "kcompactd", "migration", "rcu_", "kswapd", "khugepaged", "watchdog", "irq/", "kthreadd"];
+/// Where wakeups (not of new tasks) in the window put their task.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WakeupPlacements {
+    pub total: u64,
+    /// Back onto the CPU it last ran on.
+    pub previous_cpu: u64,
+    /// Onto the waker's CPU (another than its previous one).
+    pub waker_cpu: u64,
+    /// Of those, while its previous CPU was idle.
+    pub waker_cpu_previous_idle: u64,
+    /// Onto any other CPU.
+    pub elsewhere: u64,
+    /// Moved away from its idle previous CPU, then waited 100 µs or more to run.
+    pub waited_previous_idle: u64,
+}
+
+impl WakeupPlacements {
+    fn plus(self, other: &WakeupPlacements) -> WakeupPlacements {
+        WakeupPlacements {
+            total: self.total + other.total,
+            previous_cpu: self.previous_cpu + other.previous_cpu,
+            waker_cpu: self.waker_cpu + other.waker_cpu,
+            waker_cpu_previous_idle: self.waker_cpu_previous_idle + other.waker_cpu_previous_idle,
+            elsewhere: self.elsewhere + other.elsewhere,
+            waited_previous_idle: self.waited_previous_idle + other.waited_previous_idle,
+        }
+    }
+}
+
+impl Findings {
+    pub fn count(&self, kind: Kind) -> usize {
+        self.incidents.iter().filter(|i| i.kind == kind).count()
+    }
+
+    pub fn episodes(&self) -> impl Iterator<Item = &Incident> {
+        self.incidents.iter().filter(|i| i.is_episode())
+    }
+
+    /// The idle-while-waiting time within the spans of the first `count` episodes.
+    pub fn covered(&self, count: usize) -> Nanos {
+        // The running total only grows with time, so spans that overlap in time overlap
+        // in it too, and the union's share is the union of the totals' ranges.
+        let mut ranges: Vec<(u64, u64)> = self.episodes().take(count).map(|i| i.marks).collect();
+        ranges.sort_unstable();
+        let mut total = 0;
+        let mut current: Option<(u64, u64)> = None;
+        for (from, to) in ranges {
+            current = match current {
+                Some((a, b)) if from <= b => Some((a, b.max(to))),
+                Some((a, b)) => {
+                    total += b - a;
+                    Some((from, to))
+                }
+                None => Some((from, to)),
+            };
+        }
+        Nanos(total + current.map_or(0, |(a, b)| b - a))
+    }
+}
 
 /// Runs every check.
 pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
-    let pinned = single_cpu_tasks(model);
-    let wakeup_of_wait = wakeups_by_wait(model);
-    let waits =
-        (0..model.waits().len()).filter_map(|index| examine_wait(model, request, index, &wakeup_of_wait, &pinned));
-    let mut incidents = merge_neighbours(waits.collect());
+    let swept = lost::sweep(model, request.window, request.filter);
+    let mut incidents = episodes::episodes(model, request, &swept.pieces);
     incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
-    incidents.extend(cascades(model, request));
-    let (overloaded, idle_while_waiting) = sweep_for_overload(model, request);
-    incidents.extend(overloads(model, request, overloaded));
+    incidents.extend(cascades::cascades(model, request));
+    incidents.extend(overloads(model, request, &swept.bins));
     Findings {
         incidents,
-        idle_while_waiting,
+        idle_while_waiting: swept.idle_while_waiting,
         window: request.window.len(),
         migrations: migration_matrix(model, request.window),
         wakeups: wakeup_placements(model, request),
@@ -205,9 +392,26 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
 }
 
 fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlacements {
+    // Chunks of the wakeups (in time order) counted on their own threads, each with its
+    // own cursors; the sums do not depend on the cut.
+    const CHUNKS: usize = 8;
+    let count = model.wakeups().len();
+    let chunk = |i: usize| count * i / CHUNKS..count * (i + 1) / CHUNKS;
+    let parts: Vec<WakeupPlacements> = std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            (0..CHUNKS).map(|i| scope.spawn(move || count_placements(model, request, chunk(i)))).collect();
+        handles.into_iter().map(|h| h.join().expect("a wakeup-counting thread panicked")).collect()
+    });
+    parts.into_iter().fold(WakeupPlacements::default(), |total, part| total.plus(&part))
+}
+
+fn count_placements(model: &Model, request: &CheckRequest<'_>, range: std::ops::Range<usize>) -> WakeupPlacements {
     let mut counts = WakeupPlacements::default();
-    for wakeup in model.wakeups().iter() {
-        let Some(time) = wakeup.waking.or_else(|| model.wakeup_enqueued(&wakeup)) else { continue };
+    let mut cursors = cursor::SegmentCursors::new(model);
+    let (wakeups, waits) = (model.wakeups(), model.waits());
+    for wakeup in range.map(|i| wakeups.get(i)) {
+        let wait = wakeup.wait.map(|w| waits.get(w as usize));
+        let Some(time) = wakeup.waking.or(wait.map(|w| w.start)) else { continue };
         if wakeup.kind != WakeupKind::Wakeup
             || !request.window.contains(time)
             || !request.filter.accepts(model, wakeup.wakee)
@@ -215,7 +419,7 @@ fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlaceme
             continue;
         }
         counts.total += 1;
-        let previous_idle = wakeup.prev_cpu.is_some_and(|prev| model.cpu_idle_at(prev, time) == Some(true));
+        let previous_idle = wakeup.prev_cpu.is_some_and(|prev| cursors.idle_at(prev, time) == Some(true));
         match wakeup.prev_cpu {
             Some(prev) if prev == wakeup.target_cpu => counts.previous_cpu += 1,
             _ if wakeup.waker_cpu == Some(wakeup.target_cpu) => {
@@ -224,355 +428,73 @@ fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlaceme
             }
             _ => counts.elsewhere += 1,
         }
-        let waited = model.wakeup_latency(&wakeup).is_some_and(|latency| latency >= Nanos(100_000));
+        // The wakee ran 100 us or more after its wakeup began (as `Model::wakeup_latency`).
+        let ran = wait.filter(|w| w.end_kind == model::WaitEnd::Ran).map(|w| w.end);
+        let waited = ran.is_some_and(|ran| ran.saturating_sub(time) >= Nanos(100_000));
         let moved = wakeup.prev_cpu.is_some_and(|prev| prev != wakeup.target_cpu);
         counts.waited_previous_idle += u64::from(waited && moved && previous_idle);
     }
     counts
 }
 
-/// Joins incidents of one kind on the same CPU that follow each other within a
-/// millisecond (tasks taking turns waiting behind each other), or overlap.
-fn merge_neighbours(mut incidents: Vec<Incident>) -> Vec<Incident> {
-    const GAP: Nanos = Nanos(1_000_000);
-    incidents.sort_by(|a, b| (a.kind, a.cpus.first(), a.start).cmp(&(b.kind, b.cpus.first(), b.start)));
-    let mut merged: Vec<(Incident, usize)> = Vec::new();
-    for incident in incidents {
-        match merged.last_mut() {
-            Some((last, count))
-                if last.kind == incident.kind
-                    && last.cpus.first() == incident.cpus.first()
-                    && incident.start <= last.end + GAP =>
-            {
-                last.end = last.end.max(incident.end);
-                last.lost_cpu_ns = last.lost_cpu_ns.saturating_add(incident.lost_cpu_ns);
-                last.possibly_pinned &= incident.possibly_pinned;
-                for pid in incident.pids {
-                    if !last.pids.contains(&pid) {
-                        last.pids.push(pid);
-                    }
-                }
-                *count += 1;
-            }
-            _ => merged.push((incident, 1)),
-        }
-    }
-    merged
-        .into_iter()
-        .map(|(mut incident, count)| {
-            if count > 1 {
-                incident.explanation.push_str(&format!(
-                    "; then {} more waits in a row on that CPU ({} tasks), {} lost in all",
-                    count - 1,
-                    incident.pids.len(),
-                    ms(incident.lost_cpu_ns)
-                ));
-            }
-            incident
-        })
-        .collect()
-}
-
-/// Per task, whether all its runs were on one CPU.
-fn single_cpu_tasks(model: &Model) -> Vec<bool> {
-    let mut only: Vec<Option<Option<Cpu>>> = vec![None; model.tasks().len()];
-    for timeline in model.cpus() {
-        for task in timeline.segments().tasks() {
-            // In range: the model creates a task before any table refers to it.
-            let slot = &mut only[task.index()];
-            *slot = match *slot {
-                None => Some(Some(timeline.cpu())),
-                Some(Some(cpu)) if cpu == timeline.cpu() => Some(Some(cpu)),
-                _ => Some(None),
-            };
-        }
-    }
-    only.into_iter().map(|o| matches!(o, Some(Some(_)))).collect()
-}
-
-/// For each wait, the wakeup that began it.
-fn wakeups_by_wait(model: &Model) -> Vec<Option<usize>> {
-    let mut by_wait = vec![None; model.waits().len()];
-    let wakeups = model.wakeups();
-    for index in 0..wakeups.len() {
-        if let Some(wait) = wakeups.wait(index) {
-            // In range: a wakeup's wait is a row the model pushed to `waits` before.
-            by_wait[wait as usize] = Some(index);
-        }
-    }
-    by_wait
-}
-
-fn examine_wait(
-    model: &Model,
-    request: &CheckRequest<'_>,
-    index: usize,
-    wakeup_of_wait: &[Option<usize>],
-    pinned: &[bool],
-) -> Option<Incident> {
-    let wait = model.waits().get(index);
-    let (start, end) = request.window.clip(wait.start, wait.end);
-    // Shorter waits count where several in a row make one incident (see merge_neighbours).
-    let floor = Nanos(request.min_duration.0 / 4);
-    if end.saturating_sub(start) < floor || wait.end_kind != WaitEnd::Ran || !request.filter.accepts(model, wait.task) {
-        return None;
-    }
-    let idle = IdleOthers::during(model, wait.ran_on, start, end);
-    if idle.lost < floor || idle.lost == Nanos(0) {
-        return None;
-    }
-    let pid = model.tasks().get(wait.task).pid;
-    let comm = model.comm_at(wait.task, start);
-    let preempter = (wait.cause == WaitCause::Preempted).then(|| preempting_task(model, wait.ran_on, wait.start));
-    let kernel_preempter = preempter.flatten().filter(|&t| is_kernel_thread(model.comm_at(t, wait.start)));
-    let wakeup = wakeup_of_wait[index].map(|w| model.wakeups().get(w));
-    let misplaced = wakeup.filter(|w| {
-        w.kind == WakeupKind::Wakeup
-            && w.waker_cpu == Some(w.target_cpu)
-            && w.prev_cpu.is_some_and(|prev| prev != w.target_cpu && model.cpu_idle_at(prev, wait.start) == Some(true))
-    });
-    let possibly_pinned = pinned.get(wait.task.index()).copied().unwrap_or(false);
-    let lost = idle.lost.0;
-    let waited = ms(end.saturating_sub(start).0);
-    let mut cpus = vec![wait.ran_on];
-    cpus.extend(&idle.cpus);
-    let (kind, mut pids, mut explanation) = if let Some(kthread) = kernel_preempter {
-        let name = model.comm_at(kthread, wait.start);
-        let text = format!(
-            "{comm}:{pid} was preempted on CPU {} by kernel thread {name} and waited {waited} while {} idled",
-            wait.ran_on.0,
-            idle.describe()
-        );
-        (Kind::KthreadPreemption, vec![model.tasks().get(kthread).pid, pid], text)
-    } else if let Some(wakeup) = misplaced {
-        let prev = wakeup.prev_cpu.map_or(0, |c| c.0);
-        let text = format!(
-            "{comm}:{pid} was woken onto the waker's busy CPU {} while its previous CPU {prev} was idle; it waited {waited}",
-            wakeup.target_cpu.0
-        );
-        (Kind::WakeupPlacement, vec![pid], text)
-    } else {
-        let text =
-            format!("{comm}:{pid} waited {waited} in CPU {}'s runqueue while {} idled", wait.ran_on.0, idle.describe());
-        (Kind::WorkConservation, vec![pid], text)
-    };
-    if possibly_pinned {
-        explanation.push_str(&format!(" (it only ever ran on CPU {}: possibly pinned there)", wait.ran_on.0));
-    }
-    pids.dedup();
-    Some(Incident { kind, start, end, cpus, pids, lost_cpu_ns: lost, possibly_pinned, explanation })
-}
-
-/// The task that a switch at `time` on `cpu` started.
-fn preempting_task(model: &Model, cpu: Cpu, time: Nanos) -> Option<TaskId> {
-    let segments = model.cpu(cpu)?.segments();
-    let range = segments.overlapping(time, time + Nanos(1));
-    segments.iter_range(range).find(|s| s.start == time && s.task != TaskId::IDLE).map(|s| s.task)
-}
-
-fn is_kernel_thread(comm: &str) -> bool {
-    KERNEL_THREADS.iter().any(|prefix| comm.starts_with(prefix))
-}
-
-/// Other CPUs' idle time during a wait.
-struct IdleOthers {
-    /// Time during which at least one other CPU was idle.
-    lost: Nanos,
-    /// The CPUs that idled, most idle first (at most 8).
-    cpus: Vec<Cpu>,
-    count: usize,
-}
-
-impl IdleOthers {
-    fn during(model: &Model, busy: Cpu, start: Nanos, end: Nanos) -> IdleOthers {
-        let mut intervals: Vec<(Nanos, Nanos)> = Vec::new();
-        let mut per_cpu: Vec<(Nanos, Cpu)> = Vec::new();
-        for timeline in model.cpus().iter().filter(|t| t.cpu() != busy) {
-            let segments = &timeline.segments();
-            let mut idle = Nanos(0);
-            for segment in segments.iter_range(segments.overlapping(start, end)) {
-                if segment.task == TaskId::IDLE {
-                    let (s, e) = (segment.start.max(start), segment.end.min(end));
-                    idle += e.saturating_sub(s);
-                    intervals.push((s, e));
-                }
-            }
-            if idle > Nanos(0) {
-                per_cpu.push((idle, timeline.cpu()));
-            }
-        }
-        per_cpu.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let count = per_cpu.len();
-        IdleOthers { lost: union_length(intervals), cpus: per_cpu.into_iter().take(8).map(|(_, c)| c).collect(), count }
-    }
-
-    fn describe(&self) -> String {
-        match self.cpus.as_slice() {
-            [] => "no other CPU".into(),
-            [one] => format!("CPU {}", one.0),
-            _ => format!("{} other CPUs", self.count),
-        }
-    }
-}
-
-fn union_length(mut intervals: Vec<(Nanos, Nanos)>) -> Nanos {
-    intervals.sort_unstable();
-    let mut total = Nanos(0);
-    let mut current: Option<(Nanos, Nanos)> = None;
-    for (s, e) in intervals {
-        current = match current {
-            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += ce.saturating_sub(cs);
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    }
-    if let Some((cs, ce)) = current {
-        total += ce.saturating_sub(cs);
-    }
-    total
-}
-
-/// Chains of three or more migrations in which each moved task displaced the one running
-/// where it arrived, and that one moved next, within a millisecond.
-fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
-    const WITHIN: Nanos = Nanos(1_000_000);
-    let migrations = model.migrations();
-    let mut by_task: HashMap<TaskId, Vec<usize>> = HashMap::new();
-    for index in 0..migrations.len() {
-        by_task.entry(migrations.get(index).task).or_default().push(index);
-    }
-    // The migration that follows `index` in a chain, if any.
-    let next = |index: usize| -> Option<usize> {
-        let Migration { time, task, to, .. } = migrations.get(index);
-        let segments = model.cpu(to)?.segments();
-        let displaced = segments.iter_range(segments.overlapping(time, time + Nanos(1))).find(|s| {
-            s.task != task && s.task != TaskId::IDLE && s.end_kind == SegmentEnd::Preempted && s.end <= time + WITHIN
-        })?;
-        by_task.get(&displaced.task)?.iter().copied().find(|&j| {
-            migrations.get(j).from == to && migrations.time(j) >= time && migrations.time(j) <= time + WITHIN
-        })
-    };
-    let mut in_chain = vec![false; migrations.len()];
-    let mut incidents = Vec::new();
-    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time(i))) {
-        if in_chain[first] {
-            continue;
-        }
-        let mut chain = vec![first];
-        // A set beside the chain: a long chain must not cost its length squared.
-        let mut members = HashSet::from([first]);
-        while let Some(following) = next(*chain.last().expect("a chain")).filter(|&j| members.insert(j)) {
-            chain.push(following);
-        }
-        if chain.len() < 3 || !request.filter.accepts(model, migrations.get(first).task) {
-            continue;
-        }
-        chain.iter().for_each(|&i| in_chain[i] = true);
-        incidents.push(cascade_incident(model, &chain));
-    }
-    incidents
-}
-
-fn cascade_incident(model: &Model, chain: &[usize]) -> Incident {
-    let migrations = model.migrations();
-    let (start, end) = (migrations.time(chain[0]), migrations.time(*chain.last().expect("a chain")));
-    let mut cpus = vec![migrations.get(chain[0]).from];
-    cpus.extend(chain.iter().map(|&i| migrations.get(i).to));
-    let name = |i: usize| {
-        let task = migrations.get(i).task;
-        format!("{}:{}", model.comm_at(task, migrations.time(i)), model.tasks().get(task).pid)
-    };
-    let steps: Vec<String> = chain
-        .iter()
-        .map(|&i| format!("{} moved CPU {} -> {}", name(i), migrations.get(i).from.0, migrations.get(i).to.0))
-        .collect();
-    Incident {
-        kind: Kind::MigrationCascade,
-        start,
-        end,
-        cpus,
-        pids: chain.iter().map(|&i| model.tasks().get(migrations.get(i).task).pid).collect(),
-        lost_cpu_ns: 0,
-        possibly_pinned: false,
-        explanation: format!(
-            "{} migrations in {:.0} us, each displacing the next: {}",
-            chain.len(),
-            end.saturating_sub(start).0 as f64 / 1e3,
-            steps.join(", ")
-        ),
-    }
-}
-
-/// Stretches in which runnable tasks clearly outnumber the CPUs — by two, or an eighth
-/// of the CPUs if more — joined across dips under a millisecond (a barrier's tasks come
-/// and go), kept when it lasts the threshold and at least a quarter of it is overloaded: brief
-/// kernel-thread preemptions alone do not make an overload.
-/// A stretch of overload: start, end, most runnable tasks, time actually overloaded.
-type Overloaded = (Nanos, Nanos, u32, Nanos);
-
-/// Dips shorter than this do not end an overload.
-const DIP: Nanos = Nanos(1_000_000);
-
-/// One sweep, cut into parts on the machine's cores, for the overloaded stretches and the
-/// time a task waited while a CPU idled.
-fn sweep_for_overload(model: &Model, request: &CheckRequest<'_>) -> (Vec<Overloaded>, Nanos) {
-    let threshold = model.cpu_count().saturating_add((model.cpu_count() / 8).max(2));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let start = |_| (Vec::<Overloaded>::new(), IdleWhileWaitingSum::default());
-    let parts = sweep_in_parts(model, request.window, request.filter, threads, start, |(stretches, sum), s, e, o| {
-        sum.add(s, e, o);
-        let runnable = o.running.saturating_add(o.waiting);
-        if runnable >= threshold {
-            extend_overload(stretches, (s, e, runnable, e.saturating_sub(s)));
-        }
-    });
-    let mut stretches = Vec::new();
-    let mut sum = IdleWhileWaitingSum::default();
-    for (part, part_sum) in parts {
-        part.into_iter().for_each(|stretch| extend_overload(&mut stretches, stretch));
-        sum = sum.then(part_sum);
-    }
-    (stretches, sum.finish().total)
-}
-
-/// Adds a stretch, joining it to the last one across a short dip.
-fn extend_overload(stretches: &mut Vec<Overloaded>, (start, end, most, overloaded): Overloaded) {
-    match stretches.last_mut() {
-        Some(last) if start.saturating_sub(last.1) < DIP => {
-            last.1 = end;
-            last.2 = last.2.max(most);
-            last.3 += overloaded;
-        }
-        _ => stretches.push((start, end, most, overloaded)),
-    }
-}
-
-fn overloads(model: &Model, request: &CheckRequest<'_>, stretches: Vec<Overloaded>) -> Vec<Incident> {
+/// Stretches in which runnable tasks clearly outnumber the CPUs — by two, or a quarter of
+/// the CPUs if more — and no CPU idles, on a grid of 1 ms bins: a bin is overloaded when
+/// it is so three quarters of the time or more; runs of such bins (across single bins that are not) are kept when they last
+/// `min_overload`. The moments after a barrier's release, or a kernel thread's brief
+/// preemption, do not make an overload.
+fn overloads(model: &Model, request: &CheckRequest<'_>, bins: &[lost::Bin]) -> Vec<Incident> {
     let cpus = model.cpu_count();
-    let kept = |&(start, end, _, overloaded): &(Nanos, Nanos, u32, Nanos)| {
-        end.saturating_sub(start) >= request.min_duration
-            && overloaded.0.saturating_mul(4) >= end.saturating_sub(start).0
-    };
-    stretches
-        .into_iter()
-        .filter(kept)
-        .map(|(start, end, most, _)| Incident {
-            kind: Kind::Overload,
-            start,
-            end,
-            cpus: Vec::new(),
-            pids: Vec::new(),
-            lost_cpu_ns: 0,
-            possibly_pinned: false,
-            explanation: format!(
-                "up to {most} runnable tasks for {cpus} CPUs during {}: waiting is inevitable here",
-                ms(end.saturating_sub(start).0)
-            ),
+    let bin_ns = lost::bin_ns(request.window);
+    let hot = |i: usize| bins.get(i).is_some_and(|b| b.overloaded.saturating_mul(4) >= 3 * bin_ns);
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for i in (0..bins.len()).filter(|&i| hot(i)) {
+        match runs.last_mut() {
+            Some(run) if i <= run.1 + 1 => run.1 = i + 1,
+            _ => runs.push((i, i + 1)),
+        }
+    }
+    let at = |i: usize| (request.window.start + Nanos((i as u64).saturating_mul(bin_ns))).min(request.window.end);
+    runs.into_iter()
+        .filter_map(|(first, last)| {
+            let (start, end) = (at(first), at(last));
+            let span = end.saturating_sub(start).0;
+            let most = bins[first..last].iter().map(|b| b.most).max().unwrap_or(0);
+            (span >= request.min_overload.0).then(|| Incident {
+                kind: Kind::Overload,
+                start,
+                end,
+                explanation: format!(
+                    "up to {most} runnable tasks for {cpus} CPUs during {}, the CPUs all busy: waiting is inevitable \
+                     here",
+                    ms(span)
+                ),
+                ..Incident::empty()
+            })
         })
         .collect()
+}
+
+impl Incident {
+    /// An incident with no evidence yet.
+    fn empty() -> Incident {
+        Incident {
+            kind: Kind::Overload,
+            start: Nanos(0),
+            end: Nanos(0),
+            cpus: Vec::new(),
+            idle_cpus: Vec::new(),
+            idle_cpu_count: 0,
+            pids: Vec::new(),
+            tasks: Vec::new(),
+            lost_cpu_ns: 0,
+            waits: 0,
+            causes: CauseMix::default(),
+            pinning: Pinning::No,
+            evidence: Vec::new(),
+            explanation: String::new(),
+            marks: (0, 0),
+        }
+    }
 }
 
 fn migration_matrix(model: &Model, window: Window) -> MigrationMatrix {
@@ -593,16 +515,4 @@ fn migration_matrix(model: &Model, window: Window) -> MigrationMatrix {
 /// A duration in milliseconds, for explanations.
 fn ms(ns: u64) -> String {
     format!("{:.1} ms", ns as f64 / 1e6)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn union_of_overlapping_intervals() {
-        let n = |a, b| (Nanos(a), Nanos(b));
-        assert_eq!(union_length(vec![n(0, 10), n(5, 20), n(30, 40)]), Nanos(30));
-        assert_eq!(union_length(Vec::new()), Nanos(0));
-    }
 }

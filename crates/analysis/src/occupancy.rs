@@ -177,8 +177,8 @@ impl<'m> CpuChanges<'m> {
 
 /// Calls `visit(start, end, occupancy)` for each stretch of `window` with constant
 /// counts, in time order, covering the window without gaps.
-pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, mut visit: impl FnMut(Nanos, Nanos, Occupancy)) {
-    sweep_accepted(model, window, &accepted_tasks(model, filter), &mut visit);
+pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, visit: impl FnMut(Nanos, Nanos, Occupancy)) {
+    sweep_accepted(model, window, &accepted_tasks(model, filter), &mut Stretches(visit));
 }
 
 /// The sweep of `window` cut into `parts` consecutive stretches of time swept on their own
@@ -192,18 +192,58 @@ pub fn sweep_in_parts<A: Send>(
     start: impl Fn(Window) -> A + Sync,
     visit: impl Fn(&mut A, Nanos, Nanos, Occupancy) + Sync,
 ) -> Vec<A> {
+    let visit = &visit;
+    let parts = in_parts(model, window, filter, parts, |part| Accumulating { visit, accumulator: start(part) });
+    parts.into_iter().map(|part| part.accumulator).collect()
+}
+
+/// What a sweep that also follows each CPU reports, in time order (see
+/// [`sweep_cpus_in_parts`]).
+pub trait CpuSweepVisitor {
+    /// The machine's counts during `[start, end)`.
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy);
+    /// One CPU's own counts from `time` on: `running`, `idle` and `known` are 0 or 1
+    /// (`known` and not `idle`: it runs a task, accepted or not), `waiting` counts the
+    /// accepted tasks in its runqueue. Called for every CPU at the start of the swept
+    /// window, then whenever the CPU's counts change — after the stretch that ends at
+    /// `time` was visited, so stretches split wherever some CPU changes.
+    fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy);
+}
+
+/// The sweep of `window`, cut into `parts` swept on their own threads like
+/// [`sweep_in_parts`], reporting each CPU's own changes as well as the machine's
+/// stretches to a visitor `start` makes for each part; returns the visitors in time
+/// order.
+pub fn sweep_cpus_in_parts<V: CpuSweepVisitor + Send>(
+    model: &Model,
+    window: Window,
+    filter: &TaskFilter,
+    parts: usize,
+    start: impl Fn(Window) -> V + Sync,
+) -> Vec<V> {
+    in_parts(model, window, filter, parts, |part| PerCpu(start(part))).into_iter().map(|visitor| visitor.0).collect()
+}
+
+/// Sweeps `parts` consecutive cuts of `window` on their own threads.
+fn in_parts<V: Visitor + Send>(
+    model: &Model,
+    window: Window,
+    filter: &TaskFilter,
+    parts: usize,
+    start: impl Fn(Window) -> V + Sync,
+) -> Vec<V> {
     let accepted = accepted_tasks(model, filter);
     let parts = parts.clamp(1, window.len().0.max(1) as usize);
     let cut = |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..parts)
             .map(|i| {
-                let (accepted, start, visit) = (&accepted, &start, &visit);
+                let (accepted, start) = (&accepted, &start);
                 scope.spawn(move || {
                     let part = Window::new(cut(i), cut(i + 1));
-                    let mut accumulator = start(part);
-                    sweep_accepted(model, part, accepted, &mut |s, e, o| visit(&mut accumulator, s, e, o));
-                    accumulator
+                    let mut visitor = start(part);
+                    sweep_accepted(model, part, accepted, &mut visitor);
+                    visitor
                 })
             })
             .collect();
@@ -217,17 +257,69 @@ fn accepted_tasks(model: &Model, filter: &TaskFilter) -> Vec<bool> {
     model.tasks().ids().map(|task| filter.accepts(model, task)).collect()
 }
 
-fn sweep_accepted(model: &Model, window: Window, accepted: &[bool], visit: &mut impl FnMut(Nanos, Nanos, Occupancy)) {
+/// What the sweep loop reports to; `PER_CPU` visitors also get each CPU's changes.
+trait Visitor {
+    const PER_CPU: bool;
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy);
+    fn cpu(&mut self, _time: Nanos, _cpu: Cpu, _counts: Occupancy) {}
+}
+
+/// A visitor of stretches only, by a closure.
+struct Stretches<F>(F);
+
+impl<F: FnMut(Nanos, Nanos, Occupancy)> Visitor for Stretches<F> {
+    const PER_CPU: bool = false;
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        (self.0)(start, end, occupancy)
+    }
+}
+
+/// A visitor of stretches only, by a closure on an accumulator.
+struct Accumulating<'f, F, A> {
+    visit: &'f F,
+    accumulator: A,
+}
+
+impl<F: Fn(&mut A, Nanos, Nanos, Occupancy), A> Visitor for Accumulating<'_, F, A> {
+    const PER_CPU: bool = false;
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        (self.visit)(&mut self.accumulator, start, end, occupancy)
+    }
+}
+
+/// A public [`CpuSweepVisitor`] as the loop's visitor.
+struct PerCpu<V>(V);
+
+impl<V: CpuSweepVisitor> Visitor for PerCpu<V> {
+    const PER_CPU: bool = true;
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        self.0.stretch(start, end, occupancy)
+    }
+    fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy) {
+        self.0.cpu(time, cpu, counts)
+    }
+}
+
+fn sweep_accepted<V: Visitor>(model: &Model, window: Window, accepted: &[bool], visitor: &mut V) {
     let mut state = Occupancy::default();
     let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus().len());
+    // Each CPU's own counts, kept for visitors that follow CPUs.
+    let mut own: Vec<Occupancy> = Vec::new();
     for cpu in 0..model.cpus().len() {
         let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
         before.apply(&mut state);
+        if V::PER_CPU {
+            let mut counts = Occupancy::default();
+            before.apply(&mut counts);
+            visitor.cpu(window.start, Cpu(cpu as u32), counts);
+            own.push(counts);
+        }
         cpus.push(changes);
     }
     let mut heap: BinaryHeap<Reverse<(Nanos, usize)>> =
         cpus.iter_mut().enumerate().filter_map(|(i, c)| Some(Reverse((c.peek()?, i)))).collect();
     let mut stretch = Stretch::starting(window, state);
+    let mut changed: Vec<(usize, Occupancy)> = Vec::new();
     while let Some(&Reverse((time, _))) = heap.peek() {
         if time >= window.end {
             break;
@@ -238,14 +330,30 @@ fn sweep_accepted(model: &Model, window: Window, accepted: &[bool], visit: &mut 
                 break;
             }
             heap.pop();
-            cpus[cpu].take(time).apply(&mut state);
+            let delta = cpus[cpu].take(time);
+            delta.apply(&mut state);
+            if V::PER_CPU {
+                let mut counts = own[cpu];
+                delta.apply(&mut counts);
+                if counts != own[cpu] {
+                    changed.push((cpu, counts));
+                }
+            }
             if let Some(next) = cpus[cpu].peek() {
                 heap.push(Reverse((next, cpu)));
             }
         }
-        stretch.change(time, state, visit);
+        if changed.is_empty() {
+            stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
+        } else {
+            stretch.split(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
+            for (cpu, counts) in changed.drain(..) {
+                own[cpu] = counts;
+                visitor.cpu(time, Cpu(cpu as u32), counts);
+            }
+        }
     }
-    stretch.finish(visit);
+    stretch.finish(&mut |s, e, o| visitor.stretch(s, e, o));
 }
 
 /// The stretch being built: reported when the state really changes, clipped to the window.
@@ -261,9 +369,13 @@ impl<T: Copy + PartialEq + Default> Stretch<T> {
     }
 
     fn change(&mut self, time: Nanos, state: T, visit: &mut impl FnMut(Nanos, Nanos, T)) {
-        if state == self.state {
-            return;
+        if state != self.state {
+            self.split(time, state, visit);
         }
+    }
+
+    /// Ends the stretch at `time` even if the state stays the same.
+    fn split(&mut self, time: Nanos, state: T, visit: &mut impl FnMut(Nanos, Nanos, T)) {
         if time > self.since {
             visit(self.since, time, self.state);
             self.since = time;

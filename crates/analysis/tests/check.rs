@@ -21,7 +21,8 @@ fn a_migration_to_cpu_60000_does_not_make_a_60001_square_matrix() {
         .other(50, 1, 0)
         .finish();
     let (window, _) = WindowRequest::default().resolve(&model).unwrap();
-    let request = CheckRequest { window, filter: &TaskFilter::default(), min_duration: Nanos(0) };
+    let filter = TaskFilter::default();
+    let request = CheckRequest { window, filter: &filter, min_lost: Nanos(0), min_overload: Nanos(0), affinity: None };
     let findings = check(&model, &request);
     let matrix = &findings.migrations;
     assert_eq!(matrix.cpus, model.cpus().len());

@@ -154,3 +154,60 @@ fn idle_while_waiting_sums_join_stretches_across_cuts() {
     assert_eq!(before.then(middle).then(next).finish().longest, Some((Nanos(15), Nanos(45))));
     assert_eq!(before.then(middle.then(next)).finish().longest, Some((Nanos(15), Nanos(45))));
 }
+
+/// Records what a per-CPU sweep reports.
+#[derive(Default)]
+struct Recorder {
+    stretches: Vec<(u64, u64, Occupancy)>,
+    cpus: Vec<(u64, u32, Occupancy)>,
+}
+
+impl analysis::occupancy::CpuSweepVisitor for Recorder {
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        self.stretches.push((start.0, end.0, occupancy));
+    }
+    fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy) {
+        self.cpus.push((time.0, cpu.0, counts));
+    }
+}
+
+#[test]
+fn a_per_cpu_sweep_reports_each_cpus_changes_between_stretches() {
+    let model = waiting_behind_a_busy_cpu();
+    let parts = analysis::occupancy::sweep_cpus_in_parts(
+        &model,
+        Window::new(Nanos(0), Nanos(150)),
+        &TaskFilter::default(),
+        1,
+        |_| Recorder::default(),
+    );
+    let recorded = &parts[0];
+    // Both CPUs start at 0 (nothing before it). CPU 0 runs A, then B from 50 (its counts
+    // stay the same), then A again; B waits from 20 to 100 in its queue. CPU 1 idles.
+    assert_eq!(
+        recorded.cpus,
+        [
+            (0, 0, occupancy(0, 0, 0, 0)),
+            (0, 1, occupancy(0, 0, 0, 0)),
+            (0, 0, occupancy(1, 0, 0, 1)),
+            (0, 1, occupancy(0, 0, 1, 1)),
+            (20, 0, occupancy(1, 1, 0, 1)),
+            (100, 0, occupancy(1, 0, 0, 1)),
+        ]
+    );
+    assert_eq!(
+        recorded.stretches,
+        [(0, 20, occupancy(1, 0, 1, 2)), (20, 100, occupancy(1, 1, 1, 2)), (100, 150, occupancy(1, 0, 1, 2))]
+    );
+    // Cut in three, each part starts with every CPU's counts and the stretches cover it.
+    let parts = analysis::occupancy::sweep_cpus_in_parts(
+        &model,
+        Window::new(Nanos(0), Nanos(150)),
+        &TaskFilter::default(),
+        3,
+        |_| Recorder::default(),
+    );
+    assert_eq!(parts[1].cpus[..2], [(50, 0, occupancy(1, 1, 0, 1)), (50, 1, occupancy(0, 0, 1, 1))]);
+    let covered: u64 = parts.iter().flat_map(|p| &p.stretches).map(|(s, e, _)| e - s).sum();
+    assert_eq!(covered, 150);
+}

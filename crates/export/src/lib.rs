@@ -51,8 +51,11 @@ pub struct Input<'a> {
     /// The buffer the model was built from ("" is the top buffer).
     pub buffer: &'a str,
     pub scope: &'a Scope,
-    /// `check` incidents shorter than this are left out (as `check --min-duration`).
-    pub min_incident: model::Nanos,
+    /// `check` episodes that lost less CPU time than this are left out (as `check
+    /// --min-lost`).
+    pub min_lost: model::Nanos,
+    /// The tasks' CPU affinity, when the trace recorded it (for `check`'s pinning).
+    pub affinity: Option<&'a analysis::check::Affinity>,
 }
 
 impl Input<'_> {
@@ -62,7 +65,9 @@ impl Input<'_> {
         let request = analysis::check::CheckRequest {
             window: self.scope.window,
             filter: &self.scope.filter,
-            min_duration: self.min_incident,
+            min_lost: self.min_lost,
+            min_overload: analysis::check::DEFAULT_MIN_OVERLOAD,
+            affinity: self.affinity,
         };
         analysis::check::check(self.model, &request).incidents
     }

@@ -42,8 +42,8 @@ fn otf2_print_reads_back_the_model() {
         let trace = Trace::open(fixture(name)).unwrap();
         let (model, report) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
         let scope = Scope::everything(&model);
-        let min_incident = model::Nanos(4_000_000);
-        let input = Input { trace: &trace, model: &model, buffer: &report.buffer, scope: &scope, min_incident };
+        let (min_lost, affinity) = (analysis::check::DEFAULT_MIN_LOST, None);
+        let input = Input { trace: &trace, model: &model, buffer: &report.buffer, scope: &scope, min_lost, affinity };
         let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("otf2-{name}"));
         let summary = export::otf2::write(&input, &dir, &mut |_, _| {}).unwrap();
         let Some(counts) = printed_counts(&dir.join("traces.otf2").display().to_string()) else { return };

@@ -1,13 +1,14 @@
 //! Recording scheduler traces straight from tracefs, without trace-cmd, into trace.dat files
 //! that `trace-cmd report` reads like its own, with the context of the recording
-//! (topology, scheduler tunables, command, exit status) in tracedat's recorded-context
+//! (topology, scheduler tunables, command, exit status, the tasks' CPU affinity) in
+//! tracedat's recorded-context
 //! options (`tracedat::recorded`), which readers get from `Trace::recorded_context`.
 //!
 //! [`record`] touches only event-tracing files (event `enable` files, `buffer_size_kb`,
 //! `tracing_on`, `trace_clock` when asked, `per_cpu/cpuN/trace_pipe_raw`), so it works
 //! where the function tracer's controls refuse writes, and restores them on every way out.
 
-mod cpulist;
+mod affinity;
 mod error;
 mod events;
 mod machine;

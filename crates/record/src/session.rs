@@ -4,7 +4,6 @@
 //! and off right after it ends; the readers drain, tracefs is restored, and only then is
 //! the file written. Any error on the way drops the guard, which restores tracefs.
 
-use crate::cpulist;
 use crate::error::RecordError;
 use crate::events::{self, EventName};
 use crate::machine;
@@ -17,6 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tracedat::FileVersion;
 use tracedat::RecordedContext;
+use tracedat::recorded::parse_cpu_list;
 
 /// Per-CPU ring-buffer size unless asked otherwise: enough on a 2-CPU VM for
 /// `hackbench -g 4 -l 1000` without losses (see docs/ARCHITECTURE.md).
@@ -67,6 +67,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             Workload::System(_) => None,
         },
         exit: None,
+        affinity: Vec::new(),
         pid: None,
     };
     let all_cpus = possible_cpus(guard.fs())?;
@@ -87,9 +88,10 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let ended = watch.run(&options.workload);
     guard.set("tracing_on", "0")?;
     let elapsed = started.elapsed();
-    let ended = ended?;
+    let (ended, affinity) = ended?;
     let results = readers.finish()?;
     context.exit = ended.exit;
+    context.affinity = affinity;
     context.pid = ended.pid;
     output.add_metadata(guard.fs(), &cpus, &context)?;
     // The recording is kept even when tracefs could not be restored; the error follows.
@@ -133,11 +135,11 @@ fn possible_cpus(fs: &Tracefs) -> Result<Vec<u32>, RecordError> {
 fn recorded_cpus(requested: Option<&str>) -> Result<Vec<u32>, RecordError> {
     let path = "/sys/devices/system/cpu/online";
     let text = std::fs::read_to_string(path).map_err(|e| RecordError::file(path, e))?;
-    let online = cpulist::parse(&text).ok_or_else(|| RecordError::Content { path: path.into(), text })?;
+    let online = parse_cpu_list(&text).ok_or_else(|| RecordError::Content { path: path.into(), text })?;
     let cpus = match requested {
         None => online,
         Some(list) => {
-            let wanted = cpulist::parse(list).ok_or_else(|| RecordError::CpuList(list.to_string()))?;
+            let wanted = parse_cpu_list(list).ok_or_else(|| RecordError::CpuList(list.to_string()))?;
             online.into_iter().filter(|c| wanted.contains(c)).collect()
         }
     };

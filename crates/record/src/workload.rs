@@ -4,6 +4,7 @@
 //! the whole recording so that it always ends through the restoring path; during a command
 //! they are passed on to it, and the recording ends when it exits.
 
+use crate::affinity::{AffinityWatch, every_task};
 use crate::error::RecordError;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
-use tracedat::CommandExit;
+use tracedat::{CommandExit, TaskAffinity};
 
 /// What is recorded.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,11 +77,13 @@ impl Watch {
         })
     }
 
-    /// Runs the workload to its end.
-    pub fn run(&self, workload: &Workload) -> Result<Ended, RecordError> {
+    /// Runs the workload to its end; how it ended, and the CPU affinity of the tasks seen
+    /// meanwhile (the command's, or every task's at the start and the end).
+    pub fn run(&self, workload: &Workload) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
         match workload {
             Workload::Command { args, sleep, log } => self.run_command(spawn(args, *sleep, log.as_deref())?),
             Workload::System(limit) => {
+                let mut affinity = every_task();
                 let happening = match limit {
                     Some(limit) => self.rx.recv_timeout(*limit).ok(),
                     None => self.rx.recv().ok(),
@@ -89,13 +92,15 @@ impl Watch {
                     Some(Happening::Signal(s)) => Some(s),
                     _ => None,
                 };
-                Ok(Ended { exit: None, pid: None, signal })
+                affinity.extend(every_task());
+                Ok((Ended { exit: None, pid: None, signal }, affinity))
             }
         }
     }
 
-    fn run_command(&self, mut child: Child) -> Result<Ended, RecordError> {
+    fn run_command(&self, mut child: Child) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
         let pid = child.id() as libc::pid_t;
+        let affinity = AffinityWatch::start(pid);
         let tx = self.tx.clone();
         std::thread::spawn(move || tx.send(Happening::Exited(child.wait())));
         let mut signal = None;
@@ -104,7 +109,8 @@ impl Watch {
                 Happening::Exited(status) => {
                     let status =
                         status.map_err(|source| RecordError::System { context: "waiting for the command", source })?;
-                    return Ok(Ended { exit: Some(exit_of(status)), pid: Some(pid as u32), signal });
+                    let ended = Ended { exit: Some(exit_of(status)), pid: Some(pid as u32), signal };
+                    return Ok((ended, affinity.finish()));
                 }
                 Happening::Signal(s) => {
                     signal = Some(s);

@@ -6,14 +6,11 @@
 //! `check`'s findings are read in one function, [`read_check`]: when check's output
 //! changes shape, that function is the only one to change.
 
-use analysis::check::{CheckRequest, Kind, check};
+use analysis::check::{CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Kind, check};
 use analysis::stats::{self, Grouping, Stats};
 use analysis::{TaskFilter, Window};
 use model::{Model, Nanos, Pid, TaskId, Topology};
 use serde::{Deserialize, Serialize};
-
-/// Incidents shorter than this are left out (`check`'s default).
-const MIN_INCIDENT: Nanos = Nanos(4_000_000);
 
 /// The part of a trace the workload ran in.
 #[derive(Clone, Debug)]
@@ -107,7 +104,14 @@ pub struct KindTotals {
 
 /// The adapter: runs `check` over the workload and reads its output.
 pub fn read_check(model: &Model, workload: &Workload, topology: Option<&Topology>) -> Findings {
-    let request = CheckRequest { window: workload.window, filter: &workload.filter, min_duration: MIN_INCIDENT };
+    // With `check`'s defaults; the affinity a recording stores is not used here.
+    let request = CheckRequest {
+        window: workload.window,
+        filter: &workload.filter,
+        min_lost: DEFAULT_MIN_LOST,
+        min_overload: DEFAULT_MIN_OVERLOAD,
+        affinity: None,
+    };
     let found = check(model, &request);
     let kinds = Kind::ALL
         .iter()

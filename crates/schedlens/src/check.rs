@@ -1,28 +1,19 @@
-//! `schedlens check`: scheduler pathologies found automatically — located, ranked
-//! incidents with a one-line explanation each, the time a task waited while a core
-//! idled, migration counts — as text (80 columns) or JSON, with zoomed figures of the
-//! top incidents on request.
-//!
-//! JSON shape (stable): `{"trace", "window": {"start_ns", "end_ns"}, "incidents": [{"kind",
-//! "start_ns", "end_ns", "cpus", "pids", "lost_cpu_ns", "possibly_pinned", "explanation"}],
-//! "summary": {"idle_while_waiting_ns", "idle_while_waiting_share", "lost_cpu_ns",
-//! "counts": {KIND: N}, "migrations": [[from-to counts]] (null beyond 1024 CPUs),
-//! "migration_pairs": [[from, to, count]] (the pairs with migrations), "migrations_outside",
-//! "wakeups": {"total", "previous_cpu", "waker_cpu", "waker_cpu_previous_idle",
-//! "elsewhere", "waited_previous_idle"}}}`; kinds are
-//! `work-conservation`, `wakeup-placement`, `kthread-preemption`, `migration-cascade`,
-//! `overload`.
+//! `schedlens check`: scheduler pathologies found automatically — episodes of waste
+//! (tasks waiting while cores idle) located, ranked and explained, with the share of the
+//! idle-while-waiting time they cover, migration cascades, overload, migration counts —
+//! as text (80 columns) or JSON, with zoomed figures of the top episodes on request.
+//! The JSON shape is documented in docs/ARCHITECTURE.md ("check's JSON").
 
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
 use analysis::Window;
-use analysis::check::{CheckRequest, Findings, Incident, Kind, MigrationMatrix, check};
+use analysis::check::{Affinity, Cause, CheckRequest, Findings, Incident, Kind, MigrationMatrix, Pinning, check};
 use anyhow::{Context, Result};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Detail, Model, Nanos};
+use model::{Cpu, Detail, Model, Nanos, Pid};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,9 +24,12 @@ pub struct Args {
     trace: PathBuf,
     #[command(flatten)]
     window: WindowArgs,
-    /// Leave out incidents shorter than this many milliseconds.
+    /// Leave out episodes that lost less CPU time than this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 0.25, value_parser = milliseconds)]
+    min_lost: f64,
+    /// Leave out overloaded stretches shorter than this many milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 4.0, value_parser = milliseconds)]
-    min_duration: f64,
+    min_overload: f64,
     /// Incidents listed in the text report (JSON lists them all).
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -65,18 +59,20 @@ fn milliseconds(text: &str) -> Result<f64, String> {
 
 pub fn run(args: Args) -> Result<Outcome> {
     args.window.validate()?;
+    let (min_lost, min_overload) = (Nanos((args.min_lost * 1e6) as u64), Nanos((args.min_overload * 1e6) as u64));
     let loaded = load_model(&args.trace, Detail::FULL)?;
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let filter = args.window.filter();
-    let request = CheckRequest { window, filter: &filter, min_duration: Nanos((args.min_duration * 1e6) as u64) };
+    let affinity = recorded_affinity(&loaded.trace);
+    let request = CheckRequest { window, filter: &filter, min_lost, min_overload, affinity: affinity.as_ref() };
     let findings = check(model, &request);
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
     let crossings = topology.as_ref().map(|t| findings.migrations.crossings(t));
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
-            let mut json = to_json(&args.trace, window, &findings);
+            let mut json = to_json(&args.trace, window, &findings, affinity.as_ref());
             if let Some((sockets, nodes)) = crossings {
                 json["summary"]["cross_socket_migrations"] = json!(sockets);
                 json["summary"]["cross_node_migrations"] = json!(nodes);
@@ -84,7 +80,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?
         }
         Format::Text => {
-            write_text(&mut out, &args, model, window, origin, &findings)?;
+            write_text(&mut out, &args, model, window, origin, &findings, affinity.as_ref())?;
             if let Some((sockets, nodes)) = crossings {
                 writeln!(out, "Across sockets: {sockets}; across NUMA nodes: {nodes}.")?;
             }
@@ -96,19 +92,18 @@ pub fn run(args: Args) -> Result<Outcome> {
     Ok(loaded.outcome)
 }
 
-fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Value {
-    let incidents: Vec<serde_json::Value> = findings
-        .incidents
-        .iter()
-        .map(|i| {
-            json!({"kind": i.kind.name(), "start_ns": i.start.0, "end_ns": i.end.0,
-                   "cpus": i.cpus.iter().map(|c| c.0).collect::<Vec<_>>(),
-                   "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(),
-                   "lost_cpu_ns": i.lost_cpu_ns, "possibly_pinned": i.possibly_pinned, "explanation": i.explanation})
-        })
-        .collect();
+/// The tasks' CPU affinity, when the trace recorded it (`schedlens record` does).
+pub(crate) fn recorded_affinity(trace: &tracedat::Trace) -> Option<Affinity> {
+    let context = trace.recorded_context()?;
+    let seen = context.affinity.into_iter().map(|a| (Pid(a.pid), a.cpus.into_iter().map(Cpu).collect()));
+    Some(Affinity::new(seen)).filter(|a| !a.is_empty())
+}
+
+fn to_json(trace: &Path, window: Window, findings: &Findings, affinity: Option<&Affinity>) -> serde_json::Value {
+    let incidents: Vec<serde_json::Value> = findings.incidents.iter().map(incident_json).collect();
     let counts: serde_json::Map<String, serde_json::Value> =
         Kind::ALL.iter().map(|k| (k.name().to_string(), json!(findings.count(*k)))).collect();
+    let episodes = findings.episodes().count();
     json!({
         "trace": trace.display().to_string(),
         "window": {"start_ns": window.start.0, "end_ns": window.end.0},
@@ -116,7 +111,10 @@ fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Val
         "summary": {
             "idle_while_waiting_ns": findings.idle_while_waiting.0,
             "idle_while_waiting_share": share(findings),
-            "lost_cpu_ns": findings.incidents.iter().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
+            "lost_cpu_ns": findings.episodes().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
+            "episodes_cover_ns": findings.covered(episodes).0,
+            "episodes_cover_share": cover_share(findings, episodes),
+            "affinity_recorded_tasks": affinity.map_or(0, Affinity::len),
             "counts": counts,
             "migrations": findings.migrations.dense(DENSE_JSON_CPUS),
             "migration_pairs": findings.migrations.pairs.iter().map(|&(from, to, n)| [u64::from(from.0), u64::from(to.0), n]).collect::<Vec<_>>(),
@@ -133,12 +131,41 @@ fn to_json(trace: &Path, window: Window, findings: &Findings) -> serde_json::Val
     })
 }
 
-/// JSON holds the dense migration matrix up to this many CPUs (a million cells), and
-/// `null` beyond: `migration_pairs` has the counts at any size.
+/// The dense `migrations` matrix is left out (null) beyond this many CPUs; the pairs are
+/// always there.
 const DENSE_JSON_CPUS: usize = 1024;
+
+fn incident_json(i: &Incident) -> serde_json::Value {
+    let cpus = |list: &[Cpu]| list.iter().map(|c| c.0).collect::<Vec<_>>();
+    let causes: serde_json::Map<String, serde_json::Value> =
+        Cause::ALL.iter().map(|c| (c.name().to_string(), json!(i.causes.get(*c)))).collect();
+    let tasks: Vec<serde_json::Value> = i
+        .tasks
+        .iter()
+        .map(|t| json!({"pid": t.pid.0, "comm": t.comm, "lost_ns": t.lost_ns, "waits": t.waits, "pinning": t.pinning.name()}))
+        .collect();
+    let evidence: Vec<serde_json::Value> = i
+        .evidence
+        .iter()
+        .map(|e| {
+            json!({"cause": e.cause.name(), "start_ns": e.start.0, "end_ns": e.end.0, "cpu": e.cpu.0, "pid": e.pid.0,
+                   "lost_ns": e.lost_ns, "explanation": e.explanation})
+        })
+        .collect();
+    json!({"kind": i.kind.name(), "start_ns": i.start.0, "end_ns": i.end.0, "cpus": cpus(&i.cpus),
+           "idle_cpus": cpus(&i.idle_cpus), "idle_cpu_count": i.idle_cpu_count,
+           "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(), "tasks": tasks, "lost_cpu_ns": i.lost_cpu_ns,
+           "density": i.density(), "waits": i.waits, "causes": causes, "pinning": i.pinning.name(),
+           "evidence": evidence, "explanation": i.explanation})
+}
 
 fn share(findings: &Findings) -> f64 {
     findings.idle_while_waiting.0 as f64 / findings.window.0.max(1) as f64
+}
+
+/// The share of the idle-while-waiting time the first `count` episodes cover.
+fn cover_share(findings: &Findings, count: usize) -> f64 {
+    findings.covered(count).0 as f64 / findings.idle_while_waiting.0.max(1) as f64
 }
 
 fn write_text(
@@ -148,6 +175,7 @@ fn write_text(
     window: Window,
     origin: Nanos,
     findings: &Findings,
+    affinity: Option<&Affinity>,
 ) -> Result<()> {
     let name = args.trace.file_name().map_or_else(|| args.trace.display().to_string(), |n| n.to_string_lossy().into());
     writeln!(
@@ -163,8 +191,7 @@ fn write_text(
         findings.idle_while_waiting.0 as f64 / 1e9,
         100.0 * share(findings)
     )?;
-    let counts: Vec<String> = Kind::ALL.iter().map(|k| format!("{} {}", k.name(), findings.count(*k))).collect();
-    for line in wrap(&format!("Incidents of {:.1} ms or more: {}.", args.min_duration, counts.join(", ")), 80) {
+    for line in wrap(&summary(args, findings, affinity), 80) {
         writeln!(out, "{line}")?;
     }
     if !findings.incidents.is_empty() {
@@ -180,6 +207,31 @@ fn write_text(
     write_wakeups(out, &findings.wakeups)?;
     write_migrations(out, &findings.migrations)?;
     Ok(())
+}
+
+/// What was found, in a few sentences: the episodes, their lost time and the share of the
+/// idle-while-waiting time they cover, then the counts of each kind.
+fn summary(args: &Args, findings: &Findings, affinity: Option<&Affinity>) -> String {
+    let episodes = findings.episodes().count();
+    let lost: u64 = findings.episodes().map(|i| i.lost_cpu_ns).sum();
+    let shown = episodes.min(args.top);
+    let mut text = format!(
+        "Episodes of waste (losing {:.2} ms of CPU time or more): {episodes}, losing {:.1} ms in all; they cover \
+         {:.1}% of that idle-while-waiting time",
+        args.min_lost,
+        lost as f64 / 1e6,
+        100.0 * cover_share(findings, episodes)
+    );
+    if shown < episodes {
+        text.push_str(&format!(" (the {shown} listed: {:.1}%)", 100.0 * cover_share(findings, shown)));
+    }
+    let counts: Vec<String> = Kind::ALL.iter().map(|k| format!("{} {}", k.name(), findings.count(*k))).collect();
+    text.push_str(&format!(". Incidents: {}.", counts.join(", ")));
+    match affinity {
+        Some(a) => text.push_str(&format!(" CPU affinity recorded for {} tasks.", a.len())),
+        None => text.push_str(" No CPU affinity in the trace: pinning is inferred."),
+    }
+    text
 }
 
 fn write_wakeups(out: &mut dyn Write, w: &analysis::check::WakeupPlacements) -> Result<()> {
@@ -205,9 +257,14 @@ fn write_incident(out: &mut dyn Write, rank: usize, incident: &Incident, origin:
     let length = incident.end.saturating_sub(incident.start).0 as f64 / 1e6;
     let cpus: Vec<String> = incident.cpus.iter().take(4).map(|c| c.0.to_string()).collect();
     let more = if incident.cpus.len() > 4 { ",..." } else { "" };
+    let pinned = match incident.pinning {
+        Pinning::No => "",
+        Pinning::Possibly => " possibly pinned",
+        Pinning::Recorded => " pinned",
+    };
     writeln!(
         out,
-        "{rank:>3}  {:<18} {:>12.6} {:>7.1} ms {:>7.1} ms  {}{more}",
+        "{rank:>3}  {:<18} {:>12.6} {:>7.1} ms {:>7.1} ms  {}{more}{pinned}",
         incident.kind.name(),
         seconds(incident.start, origin),
         length,
@@ -216,6 +273,11 @@ fn write_incident(out: &mut dyn Write, rank: usize, incident: &Incident, origin:
     )?;
     for line in wrap(&incident.explanation, 74) {
         writeln!(out, "     {line}")?;
+    }
+    if let Some(largest) = incident.evidence.first().filter(|_| incident.waits > 1) {
+        for line in wrap(&format!("Largest wait: {}.", largest.explanation), 74) {
+            writeln!(out, "     {line}")?;
+        }
     }
     Ok(())
 }
@@ -235,8 +297,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The CPU-to-CPU matrix for up to 16 CPUs, else the busiest pairs; and the migrations
-/// that named CPUs the trace does not have.
+/// The CPU-to-CPU matrix when it fits in 80 columns, else the busiest pairs.
 fn write_migrations(out: &mut dyn Write, matrix: &MigrationMatrix) -> Result<()> {
     let total = matrix.total();
     writeln!(out)?;
@@ -251,10 +312,13 @@ fn write_migrations(out: &mut dyn Write, matrix: &MigrationMatrix) -> Result<()>
     if total == 0 {
         return Ok(());
     }
-    if let Some(rows) = matrix.dense(16) {
-        writeln!(out, "from\\to {}", (0..rows.len()).map(|c| format!("{c:>4}")).collect::<String>())?;
+    // Each column as wide as the largest count, and a space; the whole matrix when it
+    // fits in 80 columns.
+    let width = matrix.pairs.iter().map(|&(_, _, n)| n.to_string().len()).max().unwrap_or(1).max(3) + 1;
+    if let Some(rows) = matrix.dense(72 / width).filter(|_| 8 + width * matrix.cpus <= 80) {
+        writeln!(out, "from\\to {}", (0..rows.len()).map(|c| format!("{c:>width$}")).collect::<String>())?;
         for (from, row) in rows.iter().enumerate() {
-            writeln!(out, "{from:>7} {}", row.iter().map(|n| format!("{n:>4}")).collect::<String>())?;
+            writeln!(out, "{from:>7} {}", row.iter().map(|n| format!("{n:>width$}")).collect::<String>())?;
         }
         return Ok(());
     }

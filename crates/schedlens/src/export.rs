@@ -26,9 +26,9 @@ pub struct Args {
     name: Option<String>,
     #[command(flatten)]
     window: WindowArgs,
-    /// `check` incidents shorter than this many milliseconds are left out.
-    #[arg(long, value_name = "MS", default_value_t = 4.0)]
-    min_duration: f64,
+    /// `check` episodes that lost less CPU time than this many milliseconds are left out.
+    #[arg(long, value_name = "MS", default_value_t = 0.25)]
+    min_lost: f64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,8 +42,8 @@ enum Format {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    if !(args.min_duration.is_finite() && args.min_duration >= 0.0) {
-        bail!("--min-duration {} must be a number of milliseconds, 0 or more", args.min_duration);
+    if !(args.min_lost.is_finite() && args.min_lost >= 0.0) {
+        bail!("--min-lost {} must be a number of milliseconds, 0 or more", args.min_lost);
     }
     if args.traces.len() > 1 && args.format != Format::Parquet {
         bail!("several traces can only be exported with --format parquet (one directory, a partition each)");
@@ -64,8 +64,10 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let Loaded { trace, model, buffer, outcome } = load_model(path, model::Detail::FULL)?;
     let (window, origin) = args.window.resolve(&model, path)?;
     let scope = Scope::new(&model, window, origin, args.window.filter());
-    let min_incident = Nanos((args.min_duration * 1e6) as u64);
-    let input = Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, min_incident };
+    let min_lost = Nanos((args.min_lost * 1e6) as u64);
+    let affinity = crate::check::recorded_affinity(&trace);
+    let input =
+        Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, min_lost, affinity: affinity.as_ref() };
     let bar = Progress::bytes(trace.data_size(&tracedat::Selection::all()), "exporting");
     let mut progress = |done: u64, _total: u64| bar.set(done);
     let out = &args.output;

@@ -247,8 +247,29 @@ fn describe(context: &RecordedContext) -> Vec<(&'static str, String)> {
         let summary = Topology::from_lscpu(text).map_or_else(|e| format!("unreadable ({e})"), |t| topology_summary(&t));
         lines.push(("topology", summary));
     }
+    if !context.affinity.is_empty() {
+        lines.push(("affinity", affinity_summary(&context.affinity)));
+    }
     lines.extend(collapse_per_cpu(&context.tunables).into_iter().map(|(n, v)| ("tunable", format!("{n} = {v}"))));
     lines
+}
+
+/// How many tasks' affinity was recorded, by their latest CPU list (the four commonest).
+fn affinity_summary(seen: &[tracedat::TaskAffinity]) -> String {
+    let mut latest: std::collections::BTreeMap<i32, &[u32]> = std::collections::BTreeMap::new();
+    seen.iter().for_each(|a| _ = latest.insert(a.pid, &a.cpus));
+    let mut lists: Vec<(usize, String)> = Vec::new();
+    for cpus in latest.values() {
+        let list = tracedat::recorded::format_cpu_list(cpus);
+        match lists.iter_mut().find(|(_, l)| *l == list) {
+            Some((count, _)) => *count += 1,
+            None => lists.push((1, list)),
+        }
+    }
+    lists.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let groups: Vec<String> = lists.iter().take(4).map(|(n, list)| format!("{n} on CPUs {list}")).collect();
+    let more = if lists.len() > 4 { ", ..." } else { "" };
+    format!("{} tasks: {}{more}", latest.len(), groups.join(", "))
 }
 
 /// The number of distinct values of a CPU's place field.
@@ -349,6 +370,10 @@ mod tests {
             command: Some(vec!["true".into()]),
             exit: Some(CommandExit::Code(0)),
             pid: Some(42),
+            affinity: [(7, vec![0]), (8, vec![0, 1]), (9, vec![0]), (7, vec![1])]
+                .into_iter()
+                .map(|(pid, cpus)| tracedat::TaskAffinity { pid, cpus })
+                .collect(),
         };
         let text: Vec<String> = describe(&context).iter().map(|(l, t)| format!("{l}: {t}")).collect();
         assert_eq!(
@@ -356,6 +381,7 @@ mod tests {
             [
                 "command: true (exit status 0, pid 42)",
                 "topology: 8 CPUs, 4 cores, 2 last-level caches, 2 sockets, 2 NUMA nodes",
+                "affinity: 3 tasks: 1 on CPUs 0, 1 on CPUs 0-1, 1 on CPUs 1",
                 "tunable: sched/fair_server/cpu*/runtime = 50",
                 "tunable: sched/fair_server/cpu0/period = 1",
                 "tunable: sched/fair_server/cpu1/period = 2",

@@ -5,7 +5,7 @@ use crate::{Outcome, usage};
 use anyhow::{Context, Result};
 use model::Topology;
 use std::path::PathBuf;
-use synth::{InjectionKind, SynthOptions, Workload};
+use synth::{Difficulty, InjectionKind, SynthOptions, Workload};
 use tracedat::compress::Codec;
 use tracedat::{Endian, FileFormat};
 
@@ -34,16 +34,33 @@ pub struct Args {
     tasks: Option<u32>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// KIND[:COUNT]: work-conservation, wakeup-placement, kthread-preemption, overload
-    /// (barrier and mixed workloads). Repeat for several kinds.
+    /// KIND[:COUNT]: work-conservation, wakeup-placement, kthread-preemption, overload,
+    /// migration-cascade, pinned-group (barrier and mixed workloads). Repeat for several
+    /// kinds.
     #[arg(long, value_name = "KIND[:COUNT]")]
     inject: Vec<String>,
+    /// clean: incidents of 5-15 ms; noisy: plus background noise that is not an incident
+    /// (kernel threads and daemons waking often, short legitimate waits); hard: noisy,
+    /// with incidents of 0.1-100 ms (mixed workload for noisy and hard).
+    #[arg(long, value_enum, default_value = "clean")]
+    difficulty: DifficultyArg,
+    /// Leave the tasks' CPU affinity out of the trace, as trace-cmd would (by default it
+    /// is stored like `schedlens record` stores it).
+    #[arg(long)]
+    no_affinity: bool,
     /// Write the ground truth here, as JSON.
     #[arg(long, value_name = "FILE")]
     truth: Option<PathBuf>,
     /// trace.dat version: 7 (zstd-compressed) or 6.
     #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
     file_version: u32,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum DifficultyArg {
+    Clean,
+    Noisy,
+    Hard,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -76,6 +93,12 @@ pub fn run(args: Args) -> Result<Outcome> {
         tasks: args.tasks,
         seed: args.seed,
         injections,
+        difficulty: match args.difficulty {
+            DifficultyArg::Clean => Difficulty::Clean,
+            DifficultyArg::Noisy => Difficulty::Noisy,
+            DifficultyArg::Hard => Difficulty::Hard,
+        },
+        affinity: !args.no_affinity,
         format,
     };
     synth::validate(&options).map_err(|error| usage(error.to_string()))?;

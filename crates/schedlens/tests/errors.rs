@@ -103,8 +103,11 @@ fn times_that_are_not_seconds_are_usage_errors() {
     }
     let (code, line) = fails(&["stats", &trace, "--min", "2", "--max", "1"]);
     assert_eq!((code, line.as_str()), (2, "schedlens: error: --min 2 is not before --max 1"));
-    let (code, line) = fails(&["check", &trace, "--min-duration=nan"]);
-    assert_eq!(code, 2, "{line}");
+    for option in ["--min-lost=nan", "--min-overload=-1"] {
+        let (code, line) = fails(&["check", &trace, option]);
+        assert_eq!(code, 2, "{line}");
+        assert!(line.contains("not a number of milliseconds"), "{option}: {line}");
+    }
 }
 
 #[test]

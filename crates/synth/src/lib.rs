@@ -4,6 +4,8 @@
 //! formats through tracedat's streaming writer (`output`). The same options and seed
 //! give the same bytes. The truth (`truth`) is booked while simulating, with the same
 //! definitions the model uses, so a model built from the file must reproduce it exactly.
+//! The truth says which stretches are incidents (of `check`'s kinds, pinned or not) and
+//! what background noise was added that is not one.
 
 mod machine;
 mod output;
@@ -11,9 +13,9 @@ mod rng;
 mod truth;
 mod workload;
 
-pub use truth::{Injection, TaskTruth, Truth};
+pub use analysis::check::Kind;
+pub use truth::{Injection, Noise, TaskTruth, Truth};
 
-use analysis::check::Kind;
 use model::Topology;
 use std::path::Path;
 use tracedat::FileFormat;
@@ -49,7 +51,8 @@ impl Workload {
     }
 }
 
-/// Pathologies that can be injected (see the `workload::inject` module).
+/// What can be injected (see the `workload::inject` module): an incident of each kind
+/// `check` reports, or a group of tasks pinned to fewer CPUs than it has tasks.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InjectionKind {
     WorkConservation,
@@ -57,21 +60,24 @@ pub enum InjectionKind {
     KthreadPreemption,
     Overload,
     MigrationCascade,
+    PinnedGroup,
 }
 
 impl InjectionKind {
-    pub const ALL: [InjectionKind; 5] = [
+    pub const ALL: [InjectionKind; 6] = [
         InjectionKind::WorkConservation,
         InjectionKind::WakeupPlacement,
         InjectionKind::KthreadPreemption,
         InjectionKind::Overload,
         InjectionKind::MigrationCascade,
+        InjectionKind::PinnedGroup,
     ];
 
-    /// The incident `schedlens check` reports for this injection.
+    /// The kind of incident it makes (a pinned group's waste is work-conservation,
+    /// marked pinned in the truth).
     pub fn kind(self) -> Kind {
         match self {
-            InjectionKind::WorkConservation => Kind::WorkConservation,
+            InjectionKind::WorkConservation | InjectionKind::PinnedGroup => Kind::WorkConservation,
             InjectionKind::WakeupPlacement => Kind::WakeupPlacement,
             InjectionKind::KthreadPreemption => Kind::KthreadPreemption,
             InjectionKind::Overload => Kind::Overload,
@@ -79,13 +85,46 @@ impl InjectionKind {
         }
     }
 
-    /// The name in `--inject` and in the truth file: `check`'s name of the kind.
+    /// The name in `--inject`: the incident kind's name, or `pinned-group`.
     pub fn name(self) -> &'static str {
-        self.kind().name()
+        match self {
+            InjectionKind::PinnedGroup => "pinned-group",
+            other => other.kind().name(),
+        }
     }
 
     pub fn from_name(name: &str) -> Option<InjectionKind> {
         InjectionKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// How hard the trace makes `check`'s job.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Difficulty {
+    /// Incidents of 5–15 ms, one task each; kernel threads wake every 0.5–4 ms per CPU.
+    Clean,
+    /// Clean, plus background noise that is not an incident: kernel threads waking every
+    /// 0.2–1.5 ms per CPU, and pairs of daemons whose synchronous wakeups make short
+    /// legitimate waits behind a busy CPU while others idle.
+    Noisy,
+    /// Noisy, with incidents of every size: 0.1–100 ms (bursts of several tasks when
+    /// short), pinned groups of 2–100 ms, overloads of 5–100 ms.
+    Hard,
+}
+
+impl Difficulty {
+    pub const ALL: [Difficulty; 3] = [Difficulty::Clean, Difficulty::Noisy, Difficulty::Hard];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Difficulty::Clean => "clean",
+            Difficulty::Noisy => "noisy",
+            Difficulty::Hard => "hard",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Difficulty> {
+        Difficulty::ALL.into_iter().find(|d| d.name() == name)
     }
 }
 
@@ -100,6 +139,10 @@ pub struct SynthOptions {
     pub tasks: Option<u32>,
     pub seed: u64,
     pub injections: Vec<(InjectionKind, u32)>,
+    pub difficulty: Difficulty,
+    /// Store the CPU affinity of the workload's tasks in the trace, as `schedlens record`
+    /// does (trace-cmd does not).
+    pub affinity: bool,
     pub format: FileFormat,
 }
 
@@ -118,18 +161,22 @@ pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u6
     let machine = machine::Machine::new(sockets, START_NS, out);
     let tasks = options.tasks.unwrap_or(options.cpus);
     let duration_ns = (options.seconds * 1e9) as u64;
-    let run = workload::Run::new(machine, options.seed, options.workload, tasks, duration_ns, &options.injections);
-    let (machine, injections) = run.run(progress)?;
-    let (tasks, events, file_bytes) = machine.finish(path)?;
+    let plan = workload::Plan::new(&options.injections, options.difficulty, duration_ns);
+    let run = workload::Run::new(machine, options.seed, options.workload, tasks, duration_ns, plan);
+    let (machine, injections, noise, command) = run.run(progress)?;
+    let affinity = if options.affinity { machine.affinity(&command) } else { Vec::new() };
+    let (tasks, events, file_bytes) = machine.finish(path, &affinity)?;
     Ok(Truth {
         seed: options.seed,
         cpus: options.cpus,
         seconds: options.seconds,
         workload: options.workload.name(),
+        difficulty: options.difficulty.name(),
         events,
         file_bytes,
         tasks: tasks.iter().filter(|t| t.truth.switches > 0).map(TaskTruth::of).collect(),
         injections,
+        noise,
     })
 }
 
@@ -152,6 +199,10 @@ pub fn validate(options: &SynthOptions) -> Result<(), SynthError> {
     }
     if !options.injections.is_empty() && (tasks < 3 || options.cpus < 2) {
         return fail("injections need at least 3 tasks and 2 CPUs".into());
+    }
+    let noisy = options.difficulty != Difficulty::Clean;
+    if noisy && options.workload != Workload::Mixed {
+        return fail(format!("--difficulty {} needs the mixed workload", options.difficulty.name()));
     }
     let cascades = options.injections.iter().any(|&(kind, _)| kind == InjectionKind::MigrationCascade);
     if cascades && (tasks < options.cpus || options.cpus < 4 || options.topology.socket_count() < 2) {

@@ -56,6 +56,8 @@ pub struct Task {
     epoch: u64,
     /// Kept in its runqueue: idle CPUs do not pull it (an injected incident).
     pub held: bool,
+    /// The CPUs it may run on (`None`: all), sorted.
+    pub allowed: Option<Vec<u32>>,
     pub truth: TaskTruth,
 }
 
@@ -130,6 +132,7 @@ impl<'f> Machine<'f> {
             work_left: 0,
             epoch: 0,
             held: false,
+            allowed: None,
             truth: TaskTruth::default(),
         });
         self.tasks.len() - 1
@@ -169,6 +172,11 @@ impl<'f> Machine<'f> {
         self.cpus[cpu as usize].current.map_or(0, |t| self.tasks[t].pid)
     }
 
+    /// Nothing runs, waits or is about to run on `cpu`.
+    pub fn is_free(&self, cpu: u32) -> bool {
+        self.free.contains(&cpu)
+    }
+
     pub fn current(&self, cpu: u32) -> Option<TaskIndex> {
         self.cpus[cpu as usize].current
     }
@@ -182,16 +190,56 @@ impl<'f> Machine<'f> {
         }
     }
 
+    /// Whether `task` may run on `cpu`.
+    pub fn allows(&self, task: TaskIndex, cpu: u32) -> bool {
+        self.tasks[task].allowed.as_ref().is_none_or(|allowed| allowed.contains(&cpu))
+    }
+
     /// Where a waking task goes: its previous CPU if free, else a free CPU of its socket,
-    /// else any free CPU, else its previous CPU's queue.
+    /// else any free CPU, else its previous CPU's queue — among the CPUs it may run on.
     pub fn place(&self, task: TaskIndex) -> u32 {
         let previous = self.tasks[task].last_cpu;
-        if self.free.contains(&previous) {
+        let allowed = |c: u32| self.allows(task, c);
+        if self.free.contains(&previous) && allowed(previous) {
             return previous;
         }
         let socket = self.cpus[previous as usize].socket;
-        let same_socket = self.free.iter().find(|&&c| self.cpus[c as usize].socket == socket);
-        same_socket.or(self.free.first()).copied().unwrap_or(previous)
+        let mut free = self.free.iter().copied().filter(|&c| allowed(c));
+        let same_socket = free.clone().find(|&c| self.cpus[c as usize].socket == socket);
+        let fallback = match &self.tasks[task].allowed {
+            Some(cpus) if !cpus.contains(&previous) => cpus[0],
+            _ => previous,
+        };
+        same_socket.or_else(|| free.next()).unwrap_or(fallback)
+    }
+
+    /// Lets idle CPUs pull the `held` tasks again (those still queued), at once.
+    pub fn release(&mut self, tasks: &[TaskIndex]) {
+        let mut queued = 0;
+        for &task in tasks {
+            if let TaskState::Queued(_) = self.tasks[task].state {
+                self.tasks[task].held = false;
+                queued += 1;
+            }
+        }
+        let idle: Vec<u32> = self.free.iter().copied().take(queued).collect();
+        for cpu in idle {
+            self.cpus[cpu as usize].dispatch_pending = true;
+            self.at(self.now + 2_000, Action::Dispatch { cpu });
+            self.refresh_free(cpu);
+        }
+    }
+
+    /// The affinity of `tasks` (all CPUs unless pinned), for the trace's affinity option.
+    pub fn affinity(&self, tasks: &[TaskIndex]) -> Vec<tracedat::TaskAffinity> {
+        let all: Vec<u32> = (0..self.cpu_count()).collect();
+        tasks
+            .iter()
+            .map(|&t| tracedat::TaskAffinity {
+                pid: self.tasks[t].pid,
+                cpus: self.tasks[t].allowed.clone().unwrap_or_else(|| all.clone()),
+            })
+            .collect()
     }
 
     /// Sets the work a task does when it next runs (or, if running, from now on).
@@ -309,12 +357,13 @@ impl<'f> Machine<'f> {
         if self.queued == 0 {
             return Ok(None);
         }
+        let movable = |t: TaskIndex| !self.tasks[t].held && self.allows(t, cpu);
         let busiest = (0..self.cpu_count())
-            .filter(|&c| c != cpu && self.cpus[c as usize].queue.iter().any(|&t| !self.tasks[t].held))
+            .filter(|&c| c != cpu && self.cpus[c as usize].queue.iter().any(|&t| movable(t)))
             .max_by_key(|&c| (self.cpus[c as usize].queue.len(), Reverse(c)));
         let Some(from) = busiest else { return Ok(None) };
         let queue = &self.cpus[from as usize].queue;
-        let task = *queue.iter().find(|&&t| !self.tasks[t].held).expect("a movable task");
+        let task = *queue.iter().find(|&&t| movable(t)).expect("a movable task");
         self.take_from_queue(task)?;
         self.arrive(cpu, task, from)?;
         Ok(Some(task))
@@ -432,11 +481,17 @@ impl<'f> Machine<'f> {
         self.switch(cpu, Some(task), RUNNABLE).map(|_| ())
     }
 
-    /// Writes the file; returns the events written and the file's size.
-    pub fn finish(self, path: &std::path::Path) -> Result<(Vec<Task>, u64, u64), SynthError> {
+    /// Writes the file, with the tasks' affinity when given; returns the events written
+    /// and the file's size.
+    pub fn finish(
+        self,
+        path: &std::path::Path,
+        affinity: &[tracedat::TaskAffinity],
+    ) -> Result<(Vec<Task>, u64, u64), SynthError> {
         let events = self.out.events();
         let cmdlines: Vec<(i32, String)> = self.tasks.iter().map(|t| (t.pid, t.comm.clone())).collect();
-        let size = self.out.finish(&cmdlines, path)?;
+        let context = tracedat::RecordedContext { affinity: affinity.to_vec(), ..Default::default() };
+        let size = self.out.finish(&cmdlines, &context.to_options(), path)?;
         Ok((self.tasks, events, size))
     }
 }

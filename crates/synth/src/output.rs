@@ -152,10 +152,18 @@ impl<'f> TraceOut<'f> {
         })
     }
 
-    /// Closes every CPU's data and writes the file.
-    pub fn finish(mut self, cmdlines: &[(i32, String)], path: &std::path::Path) -> Result<u64, SynthError> {
+    /// Closes every CPU's data and writes the file with these options.
+    pub fn finish(
+        mut self,
+        cmdlines: &[(i32, String)],
+        options: &[(u16, Vec<u8>)],
+        path: &std::path::Path,
+    ) -> Result<u64, SynthError> {
         for (pid, comm) in cmdlines {
             self.writer.add_cmdline(*pid, comm);
+        }
+        for (id, data) in options {
+            self.writer.add_option(*id, data.clone())?;
         }
         for sink in self.sinks.drain(..) {
             self.writer.close_sink(sink)?;

@@ -1,10 +1,11 @@
 //! The ground truth of a synthetic trace, as the `--truth` JSON file:
 //!
 //! ```json
-//! {"seed":1,"cpus":8,"seconds":0.2,"workload":"barrier","events":123456,
+//! {"seed":1,"cpus":8,"seconds":0.2,"workload":"mixed","difficulty":"hard","events":123456,
 //!  "tasks":[{"pid":1001,"comm":"barrier","runtime_ns":...,"switches":...,"wait_ns":...}],
-//!  "injections":[{"kind":"wakeup-placement","start_ns":...,"end_ns":...,
-//!                 "cpus":[3,5],"pids":[1004],"lost_cpu_ns":...}]}
+//!  "injections":[{"kind":"wakeup-placement","pinned":false,"start_ns":...,"end_ns":...,
+//!                 "cpus":[3,5],"pids":[1004],"lost_cpu_ns":...}],
+//!  "noise":{"kthread_wakeups":...,"daemon_wakeups":...}}
 //! ```
 //!
 //! Times are the trace's own timestamps in ns (what `schedlens dump --json` prints as
@@ -17,14 +18,15 @@
 //! CPU the task waited on, then its idle previous CPU), `pids` the tasks involved, and
 //! `lost_cpu_ns` the time a task waited while a CPU could have run it (0 for overload).
 
-use crate::InjectionKind;
+use crate::Kind;
 use crate::machine::Task;
 use serde_json::{Value, json};
 
 /// One injected incident.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Injection {
-    pub kind: InjectionKind,
+    pub kind: Kind,
+    pub pinned: bool,
     pub start_ns: u64,
     pub end_ns: u64,
     pub cpus: Vec<u32>,
@@ -39,10 +41,21 @@ pub struct Truth {
     pub cpus: u32,
     pub seconds: f64,
     pub workload: &'static str,
+    pub difficulty: &'static str,
     pub events: u64,
     pub file_bytes: u64,
     pub tasks: Vec<TaskTruth>,
     pub injections: Vec<Injection>,
+    pub noise: Noise,
+}
+
+/// Background events that are not incidents.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Noise {
+    /// Kernel threads woken on a CPU (preempting what ran there, for microseconds).
+    pub kthread_wakeups: u64,
+    /// Synchronous wakeups between daemons: the wakee waits behind its waker briefly.
+    pub daemon_wakeups: u64,
 }
 
 /// One task's truth.
@@ -80,11 +93,13 @@ impl Truth {
             .injections
             .iter()
             .map(|i| {
-                json!({"kind": i.kind.name(), "start_ns": i.start_ns, "end_ns": i.end_ns, "cpus": i.cpus,
-                       "pids": i.pids, "lost_cpu_ns": i.lost_cpu_ns})
+                json!({"kind": i.kind.name(), "pinned": i.pinned, "start_ns": i.start_ns, "end_ns": i.end_ns,
+                       "cpus": i.cpus, "pids": i.pids, "lost_cpu_ns": i.lost_cpu_ns})
             })
             .collect();
+        let noise = json!({"kthread_wakeups": self.noise.kthread_wakeups, "daemon_wakeups": self.noise.daemon_wakeups});
         json!({"seed": self.seed, "cpus": self.cpus, "seconds": self.seconds, "workload": self.workload,
-               "events": self.events, "tasks": tasks, "injections": injections})
+               "difficulty": self.difficulty, "events": self.events, "tasks": tasks, "injections": injections,
+               "noise": noise})
     }
 }

@@ -5,37 +5,72 @@
 //! - hackbench: groups of 20 tasks passing messages: each runs briefly, wakes a peer of
 //!   its group, and sleeps half the time.
 //! - mixed: the barrier plus kernel threads (kworker, ksoftirqd, kcompactd) that wake now
-//!   and then and preempt whatever runs on their CPU for a few microseconds.
+//!   and then and preempt whatever runs on their CPU for a few microseconds; above the
+//!   clean difficulty they wake more often, and pairs of daemons wake each other
+//!   synchronously (the wakee waits a few microseconds behind its waker while other
+//!   CPUs may idle): background noise, not incidents.
+//!
+//! Injections come one at a time, in turns of their kinds, from a tenth of the run on;
+//! each waits until the previous one's start plus three times its length and 2 ms, so
+//! incidents never overlap and episodes of different injections stay apart.
 //!
 //! Every workload starts with a shell (`sh`, pid 1000) that forks the tasks and sleeps
 //! until they have exited; tasks exec their program when they first run.
 
 use crate::machine::{Action, Machine, SLEEPING, TaskIndex, TaskState};
 use crate::rng::Rng;
-use crate::truth::Injection;
-use crate::{InjectionKind, SynthError, Workload};
+use crate::truth::{Injection, Noise};
+use crate::{Difficulty, InjectionKind, SynthError, Workload};
 
 const SHELL_PID: i32 = 1000;
 const FIRST_TASK_PID: i32 = 1001;
 const KTHREAD_PID: i32 = 20;
+/// Daemon pairs: server and client pids from here.
+const DAEMON_PID: i32 = 900;
+const DAEMON_PAIRS_MAX: u32 = 32;
 /// Work of a task's first run, before it execs its program.
 const STARTUP_NS: u64 = 30_000;
 /// A barrier phase's work: this much, plus up to a fifth more.
 const PHASE_NS: u64 = 200_000;
-/// How long an injected incident lasts, at least and at most.
-const INCIDENT_NS: (u64, u64) = (5_000_000, 15_000_000);
-
 /// Timers of the workloads.
 const TIMER_KTHREAD: u64 = 1 << 40;
 const TIMER_INJECT: u64 = 1 << 41;
 const TIMER_CASCADE: u64 = 1 << 42;
+const TIMER_RELEASE: u64 = 1 << 43;
+const TIMER_DAEMON: u64 = 1 << 44;
 
-struct Plan {
-    /// Injections still to place, each at its time.
-    pending: Vec<(u64, InjectionKind)>,
+/// The injections to make and those made.
+pub(crate) struct Plan {
+    /// Injections still to make, the next last.
+    pending: Vec<InjectionKind>,
+    /// When the next one may come (set when the run starts).
+    next_at: u64,
+    difficulty: Difficulty,
     done: Vec<Injection>,
-    /// Tasks whose switch-in ends an injected incident: (task, injection index).
-    open: Vec<(TaskIndex, usize)>,
+    /// Tasks whose switch-in ends their part of an injected incident: (task, injection
+    /// index, when it began waiting).
+    open: Vec<(TaskIndex, usize, u64)>,
+}
+
+impl Plan {
+    /// `injections` in turns of their kinds over a run of `duration_ns`.
+    pub fn new(injections: &[(InjectionKind, u32)], difficulty: Difficulty, duration_ns: u64) -> Plan {
+        let mut kinds: Vec<InjectionKind> = Vec::new();
+        let most = injections.iter().map(|&(_, count)| count).max().unwrap_or(0);
+        for round in 0..most {
+            kinds.extend(injections.iter().filter(|&&(_, count)| round < count).map(|&(kind, _)| kind));
+        }
+        kinds.reverse();
+        Plan { pending: kinds, next_at: duration_ns / 10, difficulty, done: Vec::new(), open: Vec::new() }
+    }
+}
+
+/// A pair of daemons: the client wakes the server onto its own CPU, then sleeps.
+struct DaemonPair {
+    client: TaskIndex,
+    server: TaskIndex,
+    /// The client is in its second piece of work (the server is woken).
+    woke_server: bool,
 }
 
 /// Runs a workload to its end.
@@ -52,6 +87,13 @@ pub struct Run<'f> {
     exited: usize,
     kthreads: Vec<TaskIndex>,
     plan: Plan,
+    noise: Noise,
+    pairs: Vec<DaemonPair>,
+    /// The traced command's tasks: the shell, the workload, hogs, pinned groups.
+    command: Vec<TaskIndex>,
+    /// Held tasks to release when their timer fires.
+    releases: Vec<Vec<TaskIndex>>,
+    groups: Vec<inject::PinnedGroup>,
     /// The kernel thread injected preemptions use.
     injector: TaskIndex,
     /// Hogs of an injected overload: (task, has it started).
@@ -74,23 +116,10 @@ impl<'f> Run<'f> {
         workload: Workload,
         task_count: u32,
         duration_ns: u64,
-        injections: &[(InjectionKind, u32)],
+        mut plan: Plan,
     ) -> Run<'f> {
         let start = machine.now;
-        // One slot per injection, kinds taking turns, spread over the middle of the run so
-        // that incidents never overlap.
-        let mut kinds: Vec<InjectionKind> = Vec::new();
-        let most = injections.iter().map(|&(_, count)| count).max().unwrap_or(0);
-        for round in 0..most {
-            kinds.extend(injections.iter().filter(|&&(_, count)| round < count).map(|&(kind, _)| kind));
-        }
-        let slots = kinds.len() as f64;
-        let mut pending: Vec<(u64, InjectionKind)> = kinds
-            .into_iter()
-            .enumerate()
-            .map(|(i, kind)| (start + (duration_ns as f64 * (0.1 + 0.8 * (i as f64 + 0.5) / slots)) as u64, kind))
-            .collect();
-        pending.sort_by_key(|&(t, k)| (std::cmp::Reverse(t), k));
+        plan.next_at += start;
         Run {
             machine,
             rng: Rng::new(seed),
@@ -103,7 +132,12 @@ impl<'f> Run<'f> {
             finishing: false,
             exited: 0,
             kthreads: Vec::new(),
-            plan: Plan { pending, done: Vec::new(), open: Vec::new() },
+            plan,
+            noise: Noise::default(),
+            pairs: Vec::new(),
+            command: Vec::new(),
+            releases: Vec::new(),
+            groups: Vec::new(),
             injector: 0,
             hogs: Vec::new(),
             preemptions: Vec::new(),
@@ -118,9 +152,11 @@ impl<'f> Run<'f> {
     fn with_tasks(mut self, count: u32) -> Run<'f> {
         let cpus = self.machine.cpu_count();
         self.shell = self.machine.add_task(SHELL_PID, "sh", 120, 0);
+        self.command.push(self.shell);
         for i in 0..count {
             let task = self.machine.add_task(FIRST_TASK_PID + i as i32, "sh", 120, i % cpus);
             self.tasks.push(task);
+            self.command.push(task);
             self.started.push(false);
         }
         if self.workload == Workload::Mixed {
@@ -129,17 +165,34 @@ impl<'f> Run<'f> {
                     self.machine.add_task(KTHREAD_PID + 2 * cpu as i32, &format!("kworker/{cpu}:1"), 120, cpu);
                 let softirq =
                     self.machine.add_task(KTHREAD_PID + 2 * cpu as i32 + 1, &format!("ksoftirqd/{cpu}"), 120, cpu);
+                // Per-CPU kernel threads are bound to their CPU.
+                for kthread in [kworker, softirq] {
+                    self.machine.tasks[kthread].allowed = Some(vec![cpu]);
+                }
                 self.kthreads.extend([kworker, softirq]);
             }
             let kcompactd = self.machine.add_task(KTHREAD_PID + 2 * cpus as i32, "kcompactd0", 120, 0);
             self.kthreads.push(kcompactd);
         }
         self.injector = self.machine.add_task(KTHREAD_PID - 1, "kworker/u512:1", 120, 0);
+        if self.plan.difficulty != Difficulty::Clean {
+            for i in 0..(cpus / 8).clamp(1, DAEMON_PAIRS_MAX) {
+                let pid = DAEMON_PID + 2 * i as i32;
+                let server = self.machine.add_task(pid, "syncd", 120, (2 * i) % cpus);
+                let client = self.machine.add_task(pid + 1, "syncd-client", 120, (2 * i + 1) % cpus);
+                self.pairs.push(DaemonPair { client, server, woke_server: false });
+            }
+        }
         self
     }
 
-    /// Simulates to the end; returns the machine and the injections' truth.
-    pub fn run(mut self, progress: &mut dyn FnMut(u64)) -> Result<(Machine<'f>, Vec<Injection>), SynthError> {
+    /// Simulates to the end; returns the machine, the injections' truth, the noise made,
+    /// and the traced command's tasks.
+    #[allow(clippy::type_complexity)]
+    pub fn run(
+        mut self,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(Machine<'f>, Vec<Injection>, Noise, Vec<TaskIndex>), SynthError> {
         let start = self.machine.now;
         let mut actions = 0u64;
         self.machine.start_running(0, self.shell)?;
@@ -157,6 +210,10 @@ impl<'f> Run<'f> {
                 self.machine.at(first, Action::Timer { id: TIMER_KTHREAD + u64::from(cpu) });
             }
         }
+        for pair in 0..self.pairs.len() {
+            let first = self.machine.now + self.rng.between(100_000, 1_000_000);
+            self.machine.at(first, Action::Timer { id: TIMER_DAEMON + pair as u64 });
+        }
         while let Some(action) = self.machine.next_action() {
             actions += 1;
             if actions % (1 << 16) == 0 {
@@ -170,7 +227,7 @@ impl<'f> Run<'f> {
             }
             self.close_incidents();
         }
-        Ok((self.machine, self.plan.done))
+        Ok((self.machine, self.plan.done, self.noise, self.command))
     }
 
     fn cpu_of(&self, task: TaskIndex) -> u32 {
@@ -192,6 +249,12 @@ impl<'f> Run<'f> {
         }
         if let Some(hog) = self.hogs.iter().position(|&(t, _)| t == task) {
             return self.hog_work_done(hog, cpu);
+        }
+        if let Some(pair) = self.pairs.iter().position(|p| p.client == task || p.server == task) {
+            return self.daemon_work_done(pair, task, cpu);
+        }
+        if let Some(group) = self.groups.iter().position(|g| g.members.contains(&task)) {
+            return self.group_work_done(group, task, cpu);
         }
         let index = self.tasks.iter().position(|&t| t == task).expect("a workload task");
         if !self.started[index] {
@@ -229,10 +292,10 @@ impl<'f> Run<'f> {
             self.finishing = true;
         }
         let injection = if self.finishing || others.len() < 2 { None } else { self.take_injection() };
-        let chosen = injection.map(|kind| (kind, self.pick_two(&others)));
+        let chosen = injection.map(|kind| self.choose(kind, &others));
         self.arrived_last = Some(task);
         for &other in &others {
-            if chosen.is_some_and(|(_, (first, _))| first == other) {
+            if chosen.as_ref().is_some_and(|c| c.held.contains(&other)) {
                 continue;
             }
             let target = self.machine.place(other);
@@ -241,8 +304,8 @@ impl<'f> Run<'f> {
             self.machine.give_work(other, work);
         }
         let mut own_work = self.phase_work();
-        if let Some((kind, (first, second))) = chosen {
-            own_work = self.inject(kind, cpu, first, second, own_work)?;
+        if let Some(chosen) = chosen {
+            own_work = self.inject(chosen, cpu, own_work)?;
         }
         if self.finishing {
             return self.exit_task(cpu);
@@ -251,11 +314,10 @@ impl<'f> Run<'f> {
         Ok(())
     }
 
-    /// Two different tasks of `tasks` (which has at least two).
-    fn pick_two(&mut self, tasks: &[TaskIndex]) -> (TaskIndex, TaskIndex) {
-        let first = self.rng.below(tasks.len() as u64) as usize;
-        let second = (first + 1 + self.rng.below(tasks.len() as u64 - 1) as usize) % tasks.len();
-        (tasks[first], tasks[second])
+    /// `count` different tasks of `tasks` (which has at least that many), in random order.
+    fn pick(&mut self, tasks: &[TaskIndex], count: usize) -> Vec<TaskIndex> {
+        let mut pool = tasks.to_vec();
+        (0..count.min(pool.len())).map(|_| pool.swap_remove(self.rng.below(pool.len() as u64) as usize)).collect()
     }
 
     fn phase_work(&mut self) -> u64 {
@@ -302,6 +364,14 @@ impl<'f> Run<'f> {
 
     /// A kernel thread's timer: it wakes on its CPU and preempts what runs there.
     fn timer(&mut self, id: u64) -> Result<(), SynthError> {
+        if id >= TIMER_DAEMON {
+            return self.daemon_timer((id - TIMER_DAEMON) as usize);
+        }
+        if id >= TIMER_RELEASE {
+            let tasks = std::mem::take(&mut self.releases[(id - TIMER_RELEASE) as usize]);
+            self.machine.release(&tasks);
+            return Ok(());
+        }
         if id >= TIMER_CASCADE {
             return self.cascade_step(id - TIMER_CASCADE);
         }
@@ -313,8 +383,12 @@ impl<'f> Run<'f> {
             return Ok(());
         }
         let kthread = self.kthreads[2 * cpu as usize + self.rng.below(2) as usize];
-        if self.machine.tasks[kthread].state == TaskState::Sleeping {
-            let work = self.rng.between(5_000, 50_000);
+        let clean = self.plan.difficulty == Difficulty::Clean;
+        // A CPU about to run a queued task is skipped: a kernel thread would not wait there.
+        let running_or_free = self.machine.current(cpu).is_some() || self.machine.is_free(cpu);
+        if self.machine.tasks[kthread].state == TaskState::Sleeping && running_or_free {
+            self.noise.kthread_wakeups += 1;
+            let work = if clean { self.rng.between(5_000, 50_000) } else { self.rng.between(2_000, 30_000) };
             if self.machine.current(cpu).is_some() {
                 self.machine.preempt(cpu, kthread)?;
                 self.machine.give_work(kthread, work);
@@ -323,19 +397,51 @@ impl<'f> Run<'f> {
                 self.machine.give_work(kthread, work);
             }
         }
-        let next = self.machine.now + self.rng.between(500_000, 4_000_000);
-        self.machine.at(next, Action::Timer { id });
+        let interval = if clean { self.rng.between(500_000, 4_000_000) } else { self.rng.between(200_000, 1_500_000) };
+        self.machine.at(self.machine.now + interval, Action::Timer { id });
         Ok(())
     }
 
-    fn take_injection(&mut self) -> Option<InjectionKind> {
-        match self.plan.pending.last() {
-            Some(&(time, kind)) if time <= self.machine.now => {
-                self.plan.pending.pop();
-                Some(kind)
-            }
-            _ => None,
+    /// A daemon pair's timer: the client wakes (if asleep) to call the server.
+    fn daemon_timer(&mut self, pair: usize) -> Result<(), SynthError> {
+        if self.finishing {
+            return Ok(());
         }
+        let client = self.pairs[pair].client;
+        if self.machine.tasks[client].state == TaskState::Sleeping {
+            let target = self.machine.place(client);
+            self.machine.wake(target, client, target, false)?;
+            let work = self.rng.between(5_000, 20_000);
+            self.machine.give_work(client, work);
+            self.pairs[pair].woke_server = false;
+        }
+        let next = self.machine.now + self.rng.between(300_000, 1_000_000);
+        self.machine.at(next, Action::Timer { id: TIMER_DAEMON + pair as u64 });
+        Ok(())
+    }
+
+    /// The client wakes the server onto its own CPU and goes on briefly, then sleeps; the
+    /// server answers and sleeps.
+    fn daemon_work_done(&mut self, pair: usize, task: TaskIndex, cpu: u32) -> Result<(), SynthError> {
+        let DaemonPair { client, server, woke_server } = self.pairs[pair];
+        if task == client && !woke_server && self.machine.tasks[server].state == TaskState::Sleeping {
+            self.machine.wake(cpu, server, cpu, false)?;
+            self.noise.daemon_wakeups += 1;
+            let answer = self.rng.between(5_000, 20_000);
+            self.machine.give_work(server, answer);
+            self.pairs[pair].woke_server = true;
+            let rest = self.rng.between(3_000, 15_000);
+            self.machine.give_work(client, rest);
+            return Ok(());
+        }
+        self.machine.stop(cpu, SLEEPING).map(|_| ())
+    }
+
+    fn take_injection(&mut self) -> Option<InjectionKind> {
+        if self.machine.now < self.plan.next_at {
+            return None;
+        }
+        self.plan.pending.pop()
     }
 }
 

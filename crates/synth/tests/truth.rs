@@ -7,11 +7,20 @@ use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, WindowRequest};
 use model::{Model, Topology};
 use std::path::PathBuf;
-use synth::{InjectionKind, SynthOptions, Truth, Workload};
+use synth::{Difficulty, InjectionKind, SynthOptions, Truth, Workload};
 use tracedat::compress::Codec;
 use tracedat::{Endian, FileFormat, Trace};
 
 fn options(workload: Workload, cpus: u32, injections: Vec<(InjectionKind, u32)>) -> SynthOptions {
+    with_difficulty(workload, cpus, injections, Difficulty::Clean)
+}
+
+fn with_difficulty(
+    workload: Workload,
+    cpus: u32,
+    injections: Vec<(InjectionKind, u32)>,
+    difficulty: Difficulty,
+) -> SynthOptions {
     SynthOptions {
         cpus,
         seconds: 0.2,
@@ -20,6 +29,8 @@ fn options(workload: Workload, cpus: u32, injections: Vec<(InjectionKind, u32)>)
         tasks: None,
         seed: 7,
         injections,
+        difficulty,
+        affinity: true,
         format: FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096),
     }
 }
@@ -63,11 +74,29 @@ fn every_injected_kind_reproduces_its_truth_and_is_recorded() {
         let (truth, _) = check(&format!("inject-{}.dat", kind.name()), &options(Workload::Mixed, 8, vec![(kind, 3)]));
         assert_eq!(truth.injections.len(), 3, "{}: {:?}", kind.name(), truth.injections);
         for injection in &truth.injections {
-            assert_eq!(injection.kind, kind);
+            assert_eq!((injection.kind, injection.pinned), (kind.kind(), kind == InjectionKind::PinnedGroup));
             let shortest = if kind == InjectionKind::MigrationCascade { 50_000 } else { 1_000_000 };
             assert!(injection.end_ns > injection.start_ns + shortest, "{}: {injection:?}", kind.name());
         }
     }
+}
+
+#[test]
+fn noise_and_every_size_of_incident_reproduce_their_truth() {
+    let all: Vec<(InjectionKind, u32)> = InjectionKind::ALL.iter().map(|&k| (k, 1)).collect();
+    let mut options = with_difficulty(Workload::Mixed, 8, all, Difficulty::Hard);
+    options.seconds = 0.6;
+    let (truth, _) = check("hard.dat", &options);
+    assert!(truth.noise.kthread_wakeups > 1000 && truth.noise.daemon_wakeups > 100, "{:?}", truth.noise);
+    assert_eq!(truth.injections.len(), InjectionKind::ALL.len(), "{:?}", truth.injections);
+    let trace = Trace::open(temp("hard.dat")).unwrap();
+    let affinity = trace.recorded_context().map(|c| c.affinity).unwrap_or_default();
+    let pinned = truth.injections.iter().find(|i| i.pinned).expect("a pinned group");
+    for pid in &pinned.pids {
+        let recorded = affinity.iter().find(|a| a.pid == *pid).expect("the pinned task's affinity is stored");
+        assert_eq!(recorded.cpus, pinned.cpus, "pid {pid}");
+    }
+    assert!(affinity.iter().any(|a| a.cpus == (0..8).collect::<Vec<u32>>()), "others may run anywhere");
 }
 
 #[test]

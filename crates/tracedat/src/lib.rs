@@ -50,7 +50,7 @@ pub use input::{Endian, Source};
 pub use metadata::{BufferInfo, CpuData, FileHeader, Metadata, SectionHeader};
 pub use pagebuilder::TimestampMode;
 pub use payload::{PayloadBuilder, PayloadError};
-pub use recorded::{CommandExit, RecordedContext};
+pub use recorded::{CommandExit, RecordedContext, TaskAffinity};
 pub use report::ReportPrinter;
 pub use sink::CpuSink;
 pub use symbols::{Cmdlines, Kallsyms, PrintkFormats, Symbol};

@@ -10,7 +10,9 @@
 //! - [`option_id::COMMAND`]: the command's arguments, each followed by a NUL;
 //! - [`option_id::EXIT`]: `exit N` or `signal N`;
 //! - [`option_id::PID`]: the command's process id in decimal (the root of its process
-//!   tree, which the trace's first exec need not be on a busy machine).
+//!   tree, which the trace's first exec need not be on a busy machine);
+//! - [`option_id::AFFINITY`]: `PID CPULIST` lines (`1234 0-1,4`), the CPU affinity of
+//!   tasks in the order it was seen; a later line for a pid replaces an earlier one.
 //!
 //! To add an option: an id in [`option_id`], a member of [`RecordedContext`], a row in
 //! [`OPTIONS`].
@@ -24,6 +26,15 @@ pub mod option_id {
     pub const COMMAND: u16 = 0x7e02;
     pub const EXIT: u16 = 0x7e03;
     pub const PID: u16 = 0x7e04;
+    pub const AFFINITY: u16 = 0x7e05;
+}
+
+/// The CPUs a task may run on, as seen at one moment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskAffinity {
+    pub pid: i32,
+    /// Sorted.
+    pub cpus: Vec<u32>,
 }
 
 /// How the recorded command ended.
@@ -77,6 +88,9 @@ pub struct RecordedContext {
     pub exit: Option<CommandExit>,
     /// The command's process id.
     pub pid: Option<u32>,
+    /// The CPU affinity of the recorded command's tasks (or every task's), in the order
+    /// seen.
+    pub affinity: Vec<TaskAffinity>,
 }
 
 /// One recorded-context option: its id, how its text is read into the context and how
@@ -123,7 +137,62 @@ pub const OPTIONS: &[RecordedOption] = &[
         read: |c, text| c.pid = text.trim().parse().ok(),
         write: |c| c.pid.map(|pid| nul_terminated(&pid.to_string())),
     },
+    RecordedOption {
+        id: option_id::AFFINITY,
+        name: "affinity",
+        read: |c, text| c.affinity = affinity_from(text),
+        write: |c| {
+            let lines: String =
+                c.affinity.iter().map(|a| format!("{} {}\n", a.pid, format_cpu_list(&a.cpus))).collect();
+            (!c.affinity.is_empty()).then(|| nul_terminated(&lines))
+        },
+    },
 ];
+
+/// The affinity option's lines (malformed lines are skipped).
+fn affinity_from(text: &str) -> Vec<TaskAffinity> {
+    let task = |line: &str| {
+        let (pid, cpus) = line.trim().split_once(' ')?;
+        Some(TaskAffinity { pid: pid.parse().ok()?, cpus: parse_cpu_list(cpus)? })
+    };
+    text.lines().filter_map(task).collect()
+}
+
+/// The CPUs of a list as the kernel writes them (`0-3,8,10-11`), sorted and without
+/// duplicates; `None` when it is malformed.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last): (u32, u32) = (first.trim().parse().ok()?, last.trim().parse().ok()?);
+                if first > last {
+                    return None;
+                }
+                cpus.extend(first..=last);
+            }
+            None => cpus.push(part.parse().ok()?),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Some(cpus)
+}
+
+/// A sorted list of CPUs as the kernel writes it (`0-3,8`).
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(",")
+}
 
 fn nul_terminated(text: &str) -> Vec<u8> {
     [text.as_bytes(), b"\0"].concat()
@@ -180,15 +249,30 @@ mod tests {
             command: Some(vec!["sh".into(), "-c".into(), "echo 'a b'".into()]),
             exit: Some(CommandExit::Signal(15)),
             pid: Some(4242),
+            affinity: vec![TaskAffinity { pid: 7, cpus: vec![0, 1, 3] }, TaskAffinity { pid: 8, cpus: vec![2] }],
         };
         let options = context.to_options();
-        assert_eq!(options.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [0x7e00, 0x7e01, 0x7e02, 0x7e03, 0x7e04]);
+        assert_eq!(
+            options.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            [0x7e00, 0x7e01, 0x7e02, 0x7e03, 0x7e04, 0x7e05]
+        );
+        assert_eq!(options[5].1, b"7 0-1,3\n8 2\n\0");
         assert_eq!(RecordedContext::from_options(&options), Some(context.clone()));
         assert_eq!(context.command_line().unwrap(), r"sh -c 'echo '\''a b'\'''");
         let unrelated = vec![(0x7e57, b"x".to_vec())];
         assert_eq!(RecordedContext::from_options(&unrelated), None);
         let system_wide = RecordedContext::default();
         assert_eq!(system_wide.to_options(), [(0x7e01, b"\0".to_vec())], "tunables are always stored");
+    }
+
+    #[test]
+    fn affinity_lines_and_cpu_lists() {
+        let parsed = affinity_from("12 0-1\n13 3,5-6\nbad line\n14\n");
+        assert_eq!(parsed, [TaskAffinity { pid: 12, cpus: vec![0, 1] }, TaskAffinity { pid: 13, cpus: vec![3, 5, 6] }]);
+        assert_eq!(format_cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(format_cpu_list(&[]), "");
+        assert_eq!(parse_cpu_list("0-2,5,1\n"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_cpu_list("3-1"), None);
     }
 
     #[test]

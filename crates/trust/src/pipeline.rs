@@ -105,8 +105,9 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         columns_per_px: 1.0,
         markers: &markers,
     };
-    let min_duration = [Nanos(4_000_000), Nanos(0), Nanos(10_000), Nanos(1_000_000)][usize::from(view.flags >> 6)];
-    let findings = check(&model, &CheckRequest { window, filter: &filter, min_duration });
+    let min_lost = [Nanos(250_000), Nanos(0), Nanos(10_000), Nanos(4_000_000)][usize::from(view.flags >> 6)];
+    let request = CheckRequest { window, filter: &filter, min_lost, min_overload: min_lost, affinity: None };
+    let findings = check(&model, &request);
     summary.incidents = findings.incidents.len();
     let pages = vec![
         graph(&model, &timeline),

@@ -4,13 +4,11 @@
 //! (incidents grouped into episodes), only this file changes.
 
 use crate::lookup::task_of_pid;
-use analysis::check::{CheckRequest, check};
+use analysis::check::{CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Pinning, check};
 use analysis::{TaskFilter, Window};
 use model::{Model, Nanos, TaskId};
 use serde_json::{Value, json};
 
-/// Incidents shorter than this are left out (`check`'s default `--min-duration`).
-const MIN_DURATION: Nanos = Nanos(4_000_000);
 /// Incidents sent to the page at most.
 const LIMIT: usize = 5000;
 
@@ -25,6 +23,7 @@ pub struct Incident {
     /// The tasks behind `pids` at the incident's start, to highlight.
     pub tasks: Vec<TaskId>,
     pub lost_cpu_ns: u64,
+    /// Pinned or possibly pinned (the page's `possiblyPinned`).
     pub possibly_pinned: bool,
     pub explanation: String,
 }
@@ -32,7 +31,10 @@ pub struct Incident {
 /// The incidents of the whole trace, ranked, and how many there were in all.
 pub fn find(model: &Model, filter: &TaskFilter) -> (Vec<Incident>, usize) {
     let window = Window::new(model.start(), Nanos(model.end().0 + 1));
-    let findings = check(model, &CheckRequest { window, filter, min_duration: MIN_DURATION });
+    // `check`'s defaults; the recorded affinity is not passed here.
+    let request =
+        CheckRequest { window, filter, min_lost: DEFAULT_MIN_LOST, min_overload: DEFAULT_MIN_OVERLOAD, affinity: None };
+    let findings = check(model, &request);
     let total = findings.incidents.len();
     let incidents = findings
         .incidents
@@ -46,7 +48,7 @@ pub fn find(model: &Model, filter: &TaskFilter) -> (Vec<Incident>, usize) {
             tasks: incident.pids.iter().filter_map(|&pid| task_of_pid(model, pid, incident.start)).collect(),
             pids: incident.pids.iter().map(|p| p.0).collect(),
             lost_cpu_ns: incident.lost_cpu_ns,
-            possibly_pinned: incident.possibly_pinned,
+            possibly_pinned: incident.pinning != Pinning::No,
             explanation: incident.explanation,
         })
         .collect();

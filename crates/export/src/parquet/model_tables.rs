@@ -317,7 +317,7 @@ fn incidents(input: &Input<'_>, layout: &Layout) -> Result<u64> {
         Spec::new("cpus", IntList),
         Spec::new("pids", IntList),
         Spec::new("lost_cpu_ns", Int),
-        Spec::new("possibly_pinned", Bool),
+        Spec::new("pinning", Text),
         Spec::new("explanation", Text),
     ];
     let mut t = table(layout, "incidents", specs)?;
@@ -330,7 +330,7 @@ fn incidents(input: &Input<'_>, layout: &Layout) -> Result<u64> {
             .ints(incident.cpus.iter().map(|c| c.0.into()))
             .ints(incident.pids.iter().map(|p| p.0.into()))
             .int(incident.lost_cpu_ns as i64)
-            .bool(incident.possibly_pinned)
+            .text(incident.pinning.name())
             .text(&incident.explanation)
             .end()?;
     }

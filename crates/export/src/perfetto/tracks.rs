@@ -232,7 +232,7 @@ fn slice_begin(incident: &Incident, track: u64) -> TracePacket {
                 annotation("lost_cpu_ns", AnnotationValue::Uint(incident.lost_cpu_ns)),
                 annotation("cpus", AnnotationValue::Text(list(incident.cpus.iter().map(|c| c.to_string()).collect()))),
                 annotation("pids", AnnotationValue::Text(list(incident.pids.iter().map(|p| p.to_string()).collect()))),
-                annotation("possibly_pinned", AnnotationValue::Bool(incident.possibly_pinned)),
+                annotation("pinning", AnnotationValue::Text(incident.pinning.name().to_string())),
             ],
         }),
         ..Default::default()
