@@ -95,7 +95,7 @@ fn trace_json(trace: &ReportTrace, analysis: &Analysis, coverage: Option<&Covera
             json!({"rank": rank + 1, "kind": i.kind.name(), "start": rel(i.start), "end": rel(i.end),
                    "cpus": i.cpus.iter().map(|c| c.0).collect::<Vec<_>>(),
                    "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(), "tasks": [],
-                   "lostCpuNs": i.lost_cpu_ns, "possiblyPinned": i.possibly_pinned, "explanation": i.explanation})
+                   "lostCpuNs": i.lost_cpu_ns, "possiblyPinned": i.pinning != analysis::check::Pinning::No, "explanation": i.explanation})
         })
         .collect();
     let stats = &analysis.stats;

@@ -17,7 +17,7 @@ mod page;
 
 pub use embed::{Coverage, TILE_COLUMNS};
 
-use analysis::check::{CheckRequest, Findings, check};
+use analysis::check::{Affinity, CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Findings, check};
 use analysis::stats::{Grouping, Stats};
 use analysis::{TaskFilter, Window};
 use bundle::Bundle;
@@ -38,6 +38,9 @@ pub struct ReportTrace {
     pub markers: Vec<Marker>,
     /// The traced command's pid when the recording says (for `compare`'s workload).
     pub command_pid: Option<Pid>,
+    /// The CPU affinity of the traced tasks when the recording captured it (`check`
+    /// then says "pinned" outright).
+    pub affinity: Option<Affinity>,
 }
 
 /// How the report is made.
@@ -49,9 +52,6 @@ pub struct Options {
     /// Rows in socket order at first (when the topology is known).
     pub socket_order: bool,
 }
-
-/// `check`'s incidents shorter than this are left out (its default `--min-duration`).
-pub const MIN_INCIDENT: Nanos = Nanos(4_000_000);
 
 /// A finished report.
 pub struct Report {
@@ -75,7 +75,13 @@ impl Analysis {
         // The checks leave cores idle in their serial parts: the base columns are swept
         // meanwhile.
         let (findings, (stats, pyramid)) = std::thread::scope(|scope| {
-            let request = CheckRequest { window, filter: &filter, min_duration: MIN_INCIDENT };
+            let request = CheckRequest {
+                window,
+                filter: &filter,
+                min_lost: DEFAULT_MIN_LOST,
+                min_overload: DEFAULT_MIN_OVERLOAD,
+                affinity: trace.affinity.as_ref(),
+            };
             let findings = scope.spawn(move || check(model, &request));
             let rest = (
                 analysis::stats::compute(model, window, &filter, Grouping::Command),

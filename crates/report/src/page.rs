@@ -178,8 +178,9 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
     let _ = writeln!(out, "<section id=\"incidents\"><h2>Incidents</h2>");
     let _ = writeln!(
         out,
-        "<p class=\"hint\">What <code>schedlens check</code> finds (incidents of {} ms or more), ranked by the CPU time lost. Click one to see it on the timeline.</p>",
-        crate::MIN_INCIDENT.0 / 1_000_000
+        "<p class=\"hint\">What <code>schedlens check</code> finds with its defaults (episodes that lost {} ms of CPU time or more, overload of {} ms or more), ranked by the CPU time lost. Click one to see it on the timeline.</p>",
+        analysis::check::DEFAULT_MIN_LOST.0 as f64 / 1e6,
+        analysis::check::DEFAULT_MIN_OVERLOAD.0 as f64 / 1e6
     );
     for (n, (trace, analysis)) in traces.iter().zip(analyses).enumerate() {
         let findings = &analysis.findings;
@@ -224,8 +225,10 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
             if !pids.is_empty() {
                 facts.push(format!("pid {}", pids.join(", ")));
             }
-            if incident.possibly_pinned {
-                facts.push("possibly pinned".into());
+            match incident.pinning {
+                analysis::check::Pinning::No => {}
+                analysis::check::Pinning::Possibly => facts.push("possibly pinned".into()),
+                analysis::check::Pinning::Recorded => facts.push("pinned".into()),
             }
             let _ = writeln!(
                 out,

@@ -18,6 +18,7 @@ fn trace(name: &str) -> ReportTrace {
         topology: None,
         origin,
         markers: Vec::new(),
+        affinity: None,
         command_pid: None,
     }
 }

@@ -55,6 +55,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             origin: run.origin,
             markers,
             command_pid,
+            affinity: crate::check::recorded_affinity(&run.loaded.trace),
         });
     }
     let options = Options { size_budget: (args.size_budget * 1e6) as usize, socket_order: args.topology.socket_order };
