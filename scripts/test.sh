@@ -3,7 +3,7 @@
 # the comparisons with `trace-cmd report` on the real traces in testdata/, the robustness
 # tests on damaged and lost-event traces), the viewer's JS unit tests and browser tests
 # (node's test runner; headless Chromium, skipped with a message when it is missing), then
-# both fuzzers for a bounded time (the model's for SCHEDLENS_FUZZ_SECONDS, default 150, the
+# both fuzzers for a bounded time (the model's for SCHEDLENS_FUZZ_SECONDS, default 180, the
 # reader's for half of it, side by side). Installs trace-cmd (as root, with apt) and Rust
 # (rustup) when missing; `.ci/run` installs the rest a fresh Debian machine lacks and
 # then runs this script.
@@ -38,4 +38,4 @@ if command -v node >/dev/null; then
 else
     echo "test.sh: node is missing (apt-get install nodejs): the viewer's JS and browser tests were skipped" >&2
 fi
-scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-180}"
