@@ -13,7 +13,7 @@ use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Cpu, Detail, Model, Nanos, Pid};
+use model::{Cpu, Detail, Marker, Model, Nanos, Pid};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,6 +44,10 @@ pub struct Args {
     /// the top 5 incidents here.
     #[arg(long, value_name = "DIR")]
     figures: Option<PathBuf>,
+    /// Show the trace markers (trace_marker writes, trace_printk messages) inside each
+    /// incident: all of them, or with `--markers=REGEX` those whose text matches.
+    #[command(flatten)]
+    markers: crate::figure::MarkerArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -67,12 +71,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     let affinity = recorded_affinity(&loaded.trace);
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload, affinity: affinity.as_ref() };
     let findings = check(model, &request);
+    let markers = args.markers.read(&loaded.trace)?;
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
     let crossings = topology.as_ref().map(|t| findings.migrations.crossings(t));
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
-            let mut json = to_json(&args.trace, window, &findings, affinity.as_ref());
+            let mut json = to_json(&args.trace, window, &findings, affinity.as_ref(), &markers);
             if let Some((sockets, nodes)) = crossings {
                 json["summary"]["cross_socket_migrations"] = json!(sockets);
                 json["summary"]["cross_node_migrations"] = json!(nodes);
@@ -80,7 +85,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?
         }
         Format::Text => {
-            write_text(&mut out, &args, model, window, origin, &findings, affinity.as_ref())?;
+            let context = TextContext { window, origin, affinity: affinity.as_ref(), markers: &markers };
+            write_text(&mut out, &args, model, &findings, &context)?;
             if let Some((sockets, nodes)) = crossings {
                 writeln!(out, "Across sockets: {sockets}; across NUMA nodes: {nodes}.")?;
             }
@@ -99,8 +105,14 @@ pub(crate) fn recorded_affinity(trace: &tracedat::Trace) -> Option<Affinity> {
     Some(Affinity::new(seen)).filter(|a| !a.is_empty())
 }
 
-fn to_json(trace: &Path, window: Window, findings: &Findings, affinity: Option<&Affinity>) -> serde_json::Value {
-    let incidents: Vec<serde_json::Value> = findings.incidents.iter().map(incident_json).collect();
+fn to_json(
+    trace: &Path,
+    window: Window,
+    findings: &Findings,
+    affinity: Option<&Affinity>,
+    markers: &[Marker],
+) -> serde_json::Value {
+    let incidents: Vec<serde_json::Value> = findings.incidents.iter().map(|i| incident_json(i, markers)).collect();
     let counts: serde_json::Map<String, serde_json::Value> =
         Kind::ALL.iter().map(|k| (k.name().to_string(), json!(findings.count(*k)))).collect();
     let episodes = findings.episodes().count();
@@ -135,7 +147,7 @@ fn to_json(trace: &Path, window: Window, findings: &Findings, affinity: Option<&
 /// always there.
 const DENSE_JSON_CPUS: usize = 1024;
 
-fn incident_json(i: &Incident) -> serde_json::Value {
+fn incident_json(i: &Incident, markers: &[Marker]) -> serde_json::Value {
     let cpus = |list: &[Cpu]| list.iter().map(|c| c.0).collect::<Vec<_>>();
     let causes: serde_json::Map<String, serde_json::Value> =
         Cause::ALL.iter().map(|c| (c.name().to_string(), json!(i.causes.get(*c)))).collect();
@@ -156,7 +168,27 @@ fn incident_json(i: &Incident) -> serde_json::Value {
            "idle_cpus": cpus(&i.idle_cpus), "idle_cpu_count": i.idle_cpu_count,
            "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(), "tasks": tasks, "lost_cpu_ns": i.lost_cpu_ns,
            "density": i.density(), "waits": i.waits, "causes": causes, "pinning": i.pinning.name(),
-           "evidence": evidence, "explanation": i.explanation})
+           "evidence": evidence, "explanation": i.explanation,
+           "markers": markers_within(markers, i).iter().map(|m| json!({"ts_ns": m.time.0, "cpu": m.cpu.0, "pid": m.pid.0, "text": m.text})).collect::<Vec<_>>()})
+}
+
+/// The markers inside an incident's span, its ends included (markers are in time order).
+fn markers_within<'m>(markers: &'m [Marker], incident: &Incident) -> &'m [Marker] {
+    markers_between(markers, incident.start, incident.end)
+}
+
+fn markers_between(markers: &[Marker], start: Nanos, end: Nanos) -> &[Marker] {
+    let first = markers.partition_point(|m| m.time < start);
+    let last = markers.partition_point(|m| m.time <= end);
+    &markers[first..last.max(first)]
+}
+
+/// What the text report needs besides the findings.
+struct TextContext<'a> {
+    window: Window,
+    origin: Nanos,
+    affinity: Option<&'a Affinity>,
+    markers: &'a [Marker],
 }
 
 fn share(findings: &Findings) -> f64 {
@@ -172,11 +204,10 @@ fn write_text(
     out: &mut dyn Write,
     args: &Args,
     model: &Model,
-    window: Window,
-    origin: Nanos,
     findings: &Findings,
-    affinity: Option<&Affinity>,
+    context: &TextContext,
 ) -> Result<()> {
+    let TextContext { window, origin, affinity, markers } = *context;
     let name = args.trace.file_name().map_or_else(|| args.trace.display().to_string(), |n| n.to_string_lossy().into());
     writeln!(
         out,
@@ -200,6 +231,7 @@ fn write_text(
     }
     for (rank, incident) in findings.incidents.iter().take(args.top).enumerate() {
         write_incident(out, rank + 1, incident, origin)?;
+        write_markers(out, markers_within(markers, incident), origin)?;
     }
     if findings.incidents.len() > args.top {
         writeln!(out, "     ... and {} more (--top N, or --format json for all)", findings.incidents.len() - args.top)?;
@@ -278,6 +310,25 @@ fn write_incident(out: &mut dyn Write, rank: usize, incident: &Incident, origin:
         for line in wrap(&format!("Largest wait: {}.", largest.explanation), 74) {
             writeln!(out, "     {line}")?;
         }
+    }
+    Ok(())
+}
+
+/// The markers inside an incident, a line each (the first 5).
+fn write_markers(out: &mut dyn Write, markers: &[Marker], origin: Nanos) -> Result<()> {
+    const SHOWN: usize = 5;
+    for marker in markers.iter().take(SHOWN) {
+        writeln!(
+            out,
+            "     marker at {:.6} s (CPU {}, pid {}): {}",
+            seconds(marker.time, origin),
+            marker.cpu.0,
+            marker.pid.0,
+            marker.text
+        )?;
+    }
+    if markers.len() > SHOWN {
+        writeln!(out, "     ... and {} more markers", markers.len() - SHOWN)?;
     }
     Ok(())
 }
@@ -384,4 +435,22 @@ fn write_png(path: &Path, scene: &render::Scene) -> Result<()> {
     let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     render::write_png(scene, &render::PngOptions::default(), std::io::BufWriter::new(file))
         .with_context(|| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_inside_a_span_ends_included() {
+        let marker = |t: u64| Marker { time: Nanos(t), cpu: Cpu(0), pid: Pid(1), text: format!("m{t}") };
+        let markers: Vec<Marker> = [5, 10, 15, 20, 25].into_iter().map(marker).collect();
+        let texts = |start, end| -> Vec<String> {
+            markers_between(&markers, Nanos(start), Nanos(end)).iter().map(|m| m.text.clone()).collect()
+        };
+        assert_eq!(texts(10, 20), ["m10", "m15", "m20"]);
+        assert_eq!(texts(11, 14), Vec::<String>::new());
+        assert_eq!(texts(0, 100).len(), 5);
+        assert_eq!(texts(30, 20), Vec::<String>::new(), "an empty span");
+    }
 }
