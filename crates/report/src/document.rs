@@ -8,7 +8,7 @@ use crate::bundle::{Bundle, base64_len};
 use crate::embed::{Coverage, TILE_COLUMNS};
 use crate::{Analysis, ReportTrace, relative};
 use figures::graph::{RowSpec, row_order};
-use figures::palette::{color_of, color_of_name};
+use figures::palette::color_of;
 use model::{Nanos, TaskId};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -99,22 +99,6 @@ fn trace_json(trace: &ReportTrace, analysis: &Analysis, coverage: Option<&Covera
         })
         .collect();
     let stats = &analysis.stats;
-    let time = |t: Option<Nanos>| t.map(rel);
-    let commands: Vec<Value> = stats
-        .rows
-        .iter()
-        .take(COMMANDS)
-        .map(|row| {
-            json!({"comm": row.comm, "pids": row.pids, "firstRun": time(row.first_run), "lastRun": time(row.last_run),
-                   "runtime": row.runtime_ns, "switches": row.switches, "wait": row.wait_ns,
-                   "maxWait": row.max_wait_ns, "migrations": row.migrations, "color": color_of_name(&row.comm).hex()})
-        })
-        .collect();
-    let cpus: Vec<Value> = stats
-        .cpus
-        .iter()
-        .map(|c| json!({"cpu": c.cpu.0, "busy": c.busy_ns, "idle": c.idle_ns, "uncertain": c.uncertain_ns, "waiting": c.waiting_ns}))
-        .collect();
     let step = trace.markers.len().div_ceil(MARKERS).max(1);
     let markers: Vec<Value> = trace
         .markers
@@ -124,8 +108,7 @@ fn trace_json(trace: &ReportTrace, analysis: &Analysis, coverage: Option<&Covera
         .collect();
     json!({
         "incidents": {"status": "ready", "incidents": incidents, "total": analysis.findings.incidents.len()},
-        "stats": {"start": rel(stats.window.start), "end": rel(stats.window.end), "commands": commands,
-                  "commandCount": stats.rows.len(), "cpus": cpus},
+        "stats": view::stats_json(stats, COMMANDS, rel),
         "markers": markers,
         "markerTotal": trace.markers.len(),
         "colors": task_colors(model),

@@ -20,7 +20,10 @@ mod params;
 pub mod pyramid;
 mod server;
 mod state;
+mod stats_json;
 pub mod tiles;
+
+pub use stats_json::stats_json;
 
 pub use state::{Initial, ViewTrace};
 

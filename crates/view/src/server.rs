@@ -572,30 +572,7 @@ fn range_stats(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let (start, end) = range(shown, query)?;
     let window = analysis::Window::new(start, end);
     let stats = stats::compute(model, window, &filter(query)?, Grouping::Command);
-    let time = |t: Option<Nanos>| t.map(|t| shown.relative(t));
-    let commands: Vec<Value> = stats
-        .rows
-        .iter()
-        .take(STATS_ROWS)
-        .map(|row| {
-            json!({"comm": row.comm, "pids": row.pids, "firstRun": time(row.first_run), "lastRun": time(row.last_run),
-                   "runtime": row.runtime_ns, "switches": row.switches, "wait": row.wait_ns,
-                   "maxWait": row.max_wait_ns, "migrations": row.migrations,
-                   "color": color_of_name(&row.comm).hex()})
-        })
-        .collect();
-    let cpus: Vec<Value> = stats
-        .cpus
-        .iter()
-        .map(|c| {
-            json!({"cpu": c.cpu.0, "busy": c.busy_ns, "idle": c.idle_ns, "uncertain": c.uncertain_ns,
-                   "waiting": c.waiting_ns})
-        })
-        .collect();
-    Ok(Reply::Json(json!({
-        "start": shown.relative(start), "end": shown.relative(end),
-        "commands": commands, "commandCount": stats.rows.len(), "cpus": cpus,
-    })))
+    Ok(Reply::Json(crate::stats_json(&stats, STATS_ROWS, |t| shown.relative(t))))
 }
 
 fn incidents(app: &App, query: &Query) -> Result<Reply, Refusal> {
