@@ -5,7 +5,7 @@
 // in while the right one loads).
 
 import { tileKey } from './source.js';
-import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, envelopePath } from './draw.js';
+import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
 import { levelFor, tileIndices, tileSpan } from './timescale.js';
 import { escapeHtml } from './format.js';
 
@@ -128,24 +128,39 @@ export class TraceView {
     return [];
   }
 
-  /** A sampler over cached tiles like `spec`, with coarser or finer ones standing in. */
+  /**
+   * A sampler over cached tiles like `spec`, with coarser or finer ones standing in.
+   * Consecutive pixels mostly fall in the tile of the level asked for that the previous
+   * pixel found: that one is tried first, without a lookup.
+   */
   finder(spec) {
     const store = this.app.store;
-    const memo = new Map();
+    const memo = new Map(); // level → (index → hit or null)
     const { start, end } = this.meta;
     const levels = [0, 1, 2, 3, 4, 5, 6, -1, -2].map((d) => spec.level + d).filter((l) => l >= 0 && l <= this.app.meta.maxLevel);
-    return (t) => {
-      if (t < start || t >= end) return { tile: this.empty, start: t, columnNs: Infinity };
-      for (const level of levels) {
+    const outside = { tile: this.empty, start: 0, columnNs: Infinity };
+    let best = null; // the last hit at the level asked for
+    const lookup = (level, index) => {
+      let known = memo.get(level);
+      if (!known) memo.set(level, (known = new Map()));
+      let hit = known.get(index);
+      if (hit === undefined) {
         const span = tileSpan(level, spec.columns);
-        const index = Math.floor(t / span);
-        const id = `${level}:${index}`;
-        let tile = memo.get(id);
-        if (tile === undefined) {
-          tile = store.get(tileKey(this.index, { ...spec, level, index })) || null;
-          memo.set(id, tile);
+        const tile = store.get(tileKey(this.index, { ...spec, level, index })) || null;
+        hit = tile && { tile, start: index * span, end: (index + 1) * span, columnNs: 2 ** level, level };
+        known.set(index, hit);
+      }
+      return hit;
+    };
+    return (t) => {
+      if (t < start || t >= end) return outside;
+      if (best && t >= best.start && t < best.end) return best;
+      for (const level of levels) {
+        const hit = lookup(level, Math.floor(t / tileSpan(level, spec.columns)));
+        if (hit) {
+          if (level === levels[0]) best = hit;
+          return hit;
         }
-        if (tile) return { tile, start: index * span, columnNs: 2 ** level };
       }
       return null;
     };
@@ -166,13 +181,6 @@ export class TraceView {
     const specs = this.specs(scale);
     const rows = this.rows();
     const cpus = rows.map((r) => r.cpu);
-    if (!this.image || this.image.width !== plotPx || this.image.height !== this.base.height) {
-      this.image = ctx.createImageData(plotPx, this.base.height);
-      this.pixels = new Uint32Array(this.image.data.buffer);
-    }
-    const image = this.image;
-    const pixels = this.pixels;
-    pixels.fill(COLORS.background);
     const timelineSample = sampleColumns(plotPx, scale.start, nsPerDevPx, this.finder(specs[0]));
     const hlSpec = specs.find((s) => s.layers === 'h');
     let highlight = null;
@@ -183,24 +191,43 @@ export class TraceView {
     }
     const rowPx = Math.round(this.heights.row * dpr);
     const inset = this.heights.row >= 8 ? Math.round(this.heights.row * 0.1 * dpr) : 0;
-    paintTimeline(pixels, plotPx, { x0: 0, top: Math.round(g.timeline.top * dpr), width: plotPx, rowPx, inset }, cpus, timelineSample, { highlight });
+    const timeline = this.band('timeline', ctx, plotPx, rows.length * rowPx);
+    paintTimeline(timeline.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx, inset }, cpus, timelineSample, { highlight });
+    ctx.putImageData(timeline.image, x0, Math.round(g.timeline.top * dpr));
     let rwColumns = null;
     const rqSpec = specs.find((s) => s.layers === 'rq');
     if (rqSpec) {
       const sample = sampleColumns(plotPx, scale.start, nsPerDevPx, this.finder(rqSpec));
       if (g.queue) {
         const stripPx = Math.round(this.heights.strip * dpr);
-        paintQueue(pixels, plotPx, { x0: 0, top: Math.round(g.queue.top * dpr), width: plotPx, rowPx: stripPx }, [...cpus].reverse(), sample);
+        const queue = this.band('queue', ctx, plotPx, rows.length * stripPx);
+        paintQueue(queue.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx: stripPx }, [...cpus].reverse(), sample);
+        ctx.putImageData(queue.image, x0, Math.round(g.queue.top * dpr));
       }
       if (g.rw) rwColumns = runningWaitingColumns(sample, plotPx);
     }
     this.sampled = { timeline: timelineSample, rw: rwColumns, plotPx, nsPerDevPx };
-    ctx.putImageData(image, x0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     if (g.rw && rwColumns) this.drawRunningWaiting(ctx, rwColumns, plotPx);
     this.drawFrames(ctx, rows);
     this.drawEnd(ctx, scale);
     this.drawMarkers(ctx, scale);
+  }
+
+  /**
+   * The pixels of one image band (timeline rows, runqueue strips), kept from frame to
+   * frame: every pixel a painter does not write (a row's inset) stays background.
+   */
+  band(name, ctx, width, height) {
+    this.bands ||= {};
+    let band = this.bands[name];
+    if (!band || band.image.width !== width || band.image.height !== Math.max(1, height)) {
+      const image = ctx.createImageData(width, Math.max(1, height));
+      const pixels = new Uint32Array(image.data.buffer);
+      pixels.fill(COLORS.background);
+      band = this.bands[name] = { image, pixels };
+    }
+    return band;
   }
 
   drawRunningWaiting(ctx, data, plotPx) {
@@ -212,26 +239,15 @@ export class TraceView {
     const yMax = most * 1.1;
     const yOf = (v) => top + height - (v / yMax) * height;
     this.rwScale = { yMax };
-    const scale = this.dpr;
-    // Waiting while a core idled: shaded, stronger the more of the pixel it covered
-    // (four steps, one path each).
-    const levels = [[], [], [], []];
-    for (let x = 0; x < plotPx; x++) {
-      const share = data.wasted[x];
-      if (share > 0) levels[Math.min(4, Math.max(1, Math.ceil(share * 4))) - 1].push(x);
-    }
-    levels.forEach((xs, level) => {
-      if (!xs.length) return;
-      ctx.fillStyle = `rgba(${COLORS.wasted.join(',')},${[0.25, 0.5, 0.75, 1][level]})`;
-      ctx.beginPath();
-      for (let i = 0; i < xs.length; ) {
-        let j = i;
-        while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
-        ctx.rect(g.x0 + xs[i] / scale, top, (xs[j] - xs[i] + 1) / scale, height);
-        i = j + 1;
-      }
-      ctx.fill();
-    });
+    const dpr = this.dpr;
+    const bandTop = Math.round(top * dpr);
+    const band = this.band('rw', ctx, plotPx, Math.round((top + height) * dpr) - bandTop);
+    const rowOf = (v) => yOf(v) * dpr - bandTop;
+    paintRunningWaiting(band.pixels, plotPx, band.image.height, data, plotPx, rowOf, Math.max(1, Math.round(1.5 * dpr)));
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.putImageData(band.image, Math.round(g.x0 * dpr), bandTop);
+    ctx.restore();
     ctx.save();
     ctx.setLineDash([2, 3]);
     ctx.strokeStyle = '#000';
@@ -241,14 +257,6 @@ export class TraceView {
     ctx.lineTo(g.x0 + g.plotWidth, Math.round(yOf(cores)) + 0.5);
     ctx.stroke();
     ctx.restore();
-    ctx.lineWidth = 1.5;
-    ctx.lineJoin = 'round';
-    ctx.strokeStyle = COLORS.total;
-    envelopePath(ctx, data.total, plotPx, g.x0, yOf, scale);
-    ctx.stroke();
-    ctx.strokeStyle = COLORS.running;
-    envelopePath(ctx, data.running, plotPx, g.x0, yOf, scale);
-    ctx.stroke();
     ctx.fillStyle = COLORS.ink;
     ctx.font = FONT;
     ctx.textAlign = 'right';
