@@ -147,6 +147,7 @@ try {
     return { steps, tiles };
   })()`);
   const after = await heap();
+  const parts = await page.evaluate('JSON.stringify(window.schedlens.views.map((v) => v.stats))');
   if (profiling) await printProfile(page, 'JS self time during the walk:');
   const stepMs = walk.steps.filter((s) => s.kind !== 'whole').map((s) => s.ms);
   const draws = walk.steps.flatMap((s) => s.draws);
@@ -171,6 +172,7 @@ try {
   console.log(`drawing per frame (JS): n=${d.n} p50 ${ms(d.p50)} p95 ${ms(d.p95)} max ${ms(d.max)}`);
   const f = summary(flushedDraws);
   console.log(`drawing per frame with rasterising: n=${f.n} p50 ${ms(f.p50)} p95 ${ms(f.p95)} max ${ms(f.max)}`);
+  console.log(`  render's parts (ms, summed over the whole session; bands kept = repaints skipped): ${parts}`);
   const t = summary(walk.tiles);
   console.log(`tile requests: n=${t.n} p50 ${ms(t.p50)} p95 ${ms(t.p95)} max ${ms(t.max)}`);
   console.log(`page memory: JS heap ${before.heapMB.toFixed(1)} MB -> ${after.heapMB.toFixed(1)} MB; tile cache ${before.tilesMB.toFixed(1)} MB -> ${after.tilesMB.toFixed(1)} MB`);

@@ -175,9 +175,13 @@ export function paintQueue(pixels, stride, area, rows, sample) {
       }
       const base = cpu * tile.columns;
       for (let x = from; x < to; x++) {
-        const end = base + last[x];
-        let most = queue[base + first[x]];
-        for (let c = base + first[x] + 1; c <= end; c++) if (queue[c] > most) most = queue[c];
+        // A pixel mostly covers one to three columns: those read without a loop.
+        const a = base + first[x];
+        const b = base + last[x];
+        let most = queue[a];
+        const end = queue[b];
+        if (end > most) most = end;
+        for (let c = a + 1; c < b; c++) if (queue[c] > most) most = queue[c];
         line[x] = heat[most > HEAT_TOP ? HEAT_TOP : most];
       }
     }

@@ -10,6 +10,35 @@ import { levelFor, tileIndices, tileSpan } from './timescale.js';
 import { escapeHtml } from './format.js';
 
 export const GUTTER_LEFT = 48;
+
+/** Sums the time between laps into `parts[name]`. */
+class Clock {
+  constructor(parts) {
+    this.parts = parts;
+    this.last = performance.now();
+  }
+
+  lap(name) {
+    const now = performance.now();
+    this.parts[name] = (this.parts[name] || 0) + now - this.last;
+    this.last = now;
+  }
+}
+
+/**
+ * Whether a band painted from `band.painted` would get the same pixels now: the same
+ * window, rows and tiles at the same pixels (a tile that arrived for another layer
+ * repaints nothing here).
+ */
+function unchanged(band, scale, rows, sample) {
+  const before = band.painted;
+  if (!before || before.rows !== rows || before.scale.start !== scale.start || before.scale.span !== scale.span) return false;
+  const old = before.sample;
+  if (old.runCount !== sample.runCount || old.tiles.length !== sample.tiles.length) return false;
+  for (let i = 0; i < sample.tiles.length; i++) if (old.tiles[i] !== sample.tiles[i]) return false;
+  for (let i = 0; i < sample.runCount * 3; i++) if (old.runs[i] !== sample.runs[i]) return false;
+  return true;
+}
 export const GUTTER_RIGHT = 34;
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 const MARKER = '#7a3cc8';
@@ -27,6 +56,7 @@ export class TraceView {
     this.index = index;
     this.meta = meta;
     this.heights = rowHeights(meta.cpus);
+    this.stats = { bandsKept: 0, parts: {} }; // parts: ms spent per part of render, summed
     this.markers = [];
     this.markerInfo = null;
     this.task = null; // the followed task's details (moves, wakeups)
@@ -181,6 +211,7 @@ export class TraceView {
     const specs = this.specs(scale);
     const rows = this.rows();
     const cpus = rows.map((r) => r.cpu);
+    const clock = new Clock(this.stats.parts);
     const timelineSample = sampleColumns(plotPx, scale.start, nsPerDevPx, this.finder(specs[0]));
     const hlSpec = specs.find((s) => s.layers === 'h');
     let highlight = null;
@@ -191,9 +222,14 @@ export class TraceView {
     }
     const rowPx = Math.round(this.heights.row * dpr);
     const inset = this.heights.row >= 8 ? Math.round(this.heights.row * 0.1 * dpr) : 0;
+    clock.lap('sample');
     const timeline = this.band('timeline', ctx, plotPx, rows.length * rowPx);
-    paintTimeline(timeline.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx, inset }, cpus, timelineSample, { highlight });
+    if (!highlight && unchanged(timeline, scale, rows, timelineSample)) this.stats.bandsKept++;
+    else paintTimeline(timeline.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx, inset }, cpus, timelineSample, { highlight });
+    timeline.painted = highlight ? null : { scale, rows, sample: timelineSample };
+    clock.lap('timeline');
     ctx.putImageData(timeline.image, x0, Math.round(g.timeline.top * dpr));
+    clock.lap('put');
     let rwColumns = null;
     const rqSpec = specs.find((s) => s.layers === 'rq');
     if (rqSpec) {
@@ -201,17 +237,28 @@ export class TraceView {
       if (g.queue) {
         const stripPx = Math.round(this.heights.strip * dpr);
         const queue = this.band('queue', ctx, plotPx, rows.length * stripPx);
-        paintQueue(queue.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx: stripPx }, [...cpus].reverse(), sample);
+        if (unchanged(queue, scale, rows, sample)) this.stats.bandsKept++;
+        else paintQueue(queue.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx: stripPx }, [...cpus].reverse(), sample);
+        queue.painted = { scale, rows, sample };
+        clock.lap('queue');
         ctx.putImageData(queue.image, x0, Math.round(g.queue.top * dpr));
+        clock.lap('put');
       }
-      if (g.rw) rwColumns = runningWaitingColumns(sample, plotPx);
+      if (g.rw) {
+        const kept = this.rwKept;
+        rwColumns = kept && kept.width === plotPx && unchanged(kept, scale, rows, sample) ? kept.columns : runningWaitingColumns(sample, plotPx);
+        this.rwKept = { painted: { scale, rows, sample }, width: plotPx, columns: rwColumns };
+      }
     }
     this.sampled = { timeline: timelineSample, rw: rwColumns, plotPx, nsPerDevPx };
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    clock.lap('rwColumns');
     if (g.rw && rwColumns) this.drawRunningWaiting(ctx, rwColumns, plotPx);
+    clock.lap('rw');
     this.drawFrames(ctx, rows);
     this.drawEnd(ctx, scale);
     this.drawMarkers(ctx, scale);
+    clock.lap('labels');
   }
 
   /**
@@ -243,7 +290,9 @@ export class TraceView {
     const bandTop = Math.round(top * dpr);
     const band = this.band('rw', ctx, plotPx, Math.round((top + height) * dpr) - bandTop);
     const rowOf = (v) => yOf(v) * dpr - bandTop;
-    paintRunningWaiting(band.pixels, plotPx, band.image.height, data, plotPx, rowOf, Math.max(1, Math.round(1.5 * dpr)));
+    if (band.painted && band.painted.data === data && band.painted.yMax === yMax) this.stats.bandsKept++;
+    else paintRunningWaiting(band.pixels, plotPx, band.image.height, data, plotPx, rowOf, Math.max(1, Math.round(1.5 * dpr)));
+    band.painted = { data, yMax };
     ctx.save();
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.putImageData(band.image, Math.round(g.x0 * dpr), bandTop);
