@@ -8,7 +8,13 @@
 // and the drawing time of every frame; the tile requests' times; the page's JS heap and
 // tile cache before and after the walk.
 //
-//   node bench.mjs URL [--think MS] [--steps N] [--json]
+// Drawing is reported twice: the JS of each frame, and the same with the canvas's own
+// rasterising (forced by reading one pixel back), which is what the user waits for.
+//
+//   node bench.mjs URL [--think MS] [--rounds N] [--json] [--loads] [--profile] [--profile-load]
+//   --loads: every request of the first view (start → end after navigation);
+//   --profile / --profile-load: the page's JS self time per function during the walk /
+//   until the first complete view.
 
 import { Browser } from './cdp.mjs';
 
