@@ -5,8 +5,8 @@
 
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, TaskId};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use model::{QueuePieces, Segments, Waits};
+use std::ops::Range;
 
 /// The state of the machine during a stretch of time in which nothing changes.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -23,6 +23,15 @@ pub struct Occupancy {
 }
 
 impl Occupancy {
+    fn plus(self, other: Occupancy) -> Occupancy {
+        Occupancy {
+            running: self.running + other.running,
+            waiting: self.waiting + other.waiting,
+            idle: self.idle + other.idle,
+            known: self.known + other.known,
+        }
+    }
+
     /// A task waits while a CPU idles: the work-conservation failure the paper shades.
     pub fn waiting_while_idle(&self) -> bool {
         self.waiting > 0 && self.idle > 0
@@ -45,133 +54,156 @@ impl Delta {
         to.idle = to.idle.wrapping_add_signed(self.idle);
         to.known = to.known.wrapping_add_signed(self.known);
     }
+
+    fn add(&mut self, step: Step) {
+        let [running, waiting, idle, known] = step.0.map(i32::from);
+        self.running += running;
+        self.waiting += waiting;
+        self.idle += idle;
+        self.known += known;
+    }
 }
 
-/// One CPU's changes in time order: its segments' starts and ends, and the starts and
-/// ends of its accepted tasks' runqueue pieces. Pieces are in start order; the ends of
-/// those under way wait in a small heap (as many as the queue is long), so no list of
-/// ends is built or sorted.
+/// One change's effect on the counts: running, waiting, idle, known (each −1, 0 or 1).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Step([i8; 4]);
+
+impl Step {
+    const QUEUED: Step = Step([0, 1, 0, 0]);
+
+    /// A segment of `task` beginning.
+    fn segment(task: TaskId, accepted: &[bool]) -> Step {
+        if task == TaskId::IDLE { Step([0, 0, 1, 1]) } else { Step([i8::from(accepted[task.index()]), 0, 0, 1]) }
+    }
+
+    fn undone(self) -> Step {
+        Step(self.0.map(|v| -v))
+    }
+}
+
+/// A change on one CPU at one instant, as a block of the sweep collects them.
+#[derive(Copy, Clone, Debug)]
+struct Change {
+    time: Nanos,
+    cpu: u32,
+    step: Step,
+}
+
+/// Changes a block of the sweep aims to hold: enough to make the per-block work on each
+/// CPU negligible, few enough to be sorted in cache.
+const BLOCK_CHANGES: u64 = 32 * 1024;
+
+/// One CPU's changes, handed out a block of time at a time: its segments' starts and
+/// ends, and the starts and ends of its accepted tasks' runqueue pieces.
 struct CpuChanges<'m> {
-    model: &'m Model,
-    cpu: usize,
+    cpu: u32,
+    segments: &'m Segments,
+    queue: &'m QueuePieces,
+    waits: &'m Waits,
     accepted: &'m [bool],
-    segment: usize,
-    at_segment_end: bool,
-    /// When the segment change at `segment`/`at_segment_end` happens (`None`: no more).
-    segment_time: Option<Nanos>,
-    /// The next accepted piece to start, and its start.
-    piece: usize,
-    piece_start: Option<Nanos>,
-    /// Every task is accepted.
+    /// Every task is accepted (no lookup of a piece's task needed).
     every_task: bool,
-    ends: BinaryHeap<Reverse<Nanos>>,
+    /// The next segment not yet begun.
+    segment: usize,
+    /// The end of the segment under way, and what its start changed.
+    open_segment: Option<(Nanos, Step)>,
+    /// The next piece not yet begun.
+    piece: usize,
+    /// The ends of the accepted pieces under way.
+    open_pieces: Vec<Nanos>,
 }
 
 impl<'m> CpuChanges<'m> {
-    /// The CPU's changes from `from` on, and the contribution of everything before it.
-    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
-        let queue = &model.cpus()[cpu].queue();
-        let piece = queue.first_starting_at_or_after(from);
-        let every_task = accepted.iter().skip(1).all(|&a| a);
+    /// The CPU's changes from `from` on, and its counts just before `from`.
+    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Occupancy) {
+        let timeline = &model.cpus()[cpu];
+        let (segments, queue) = (timeline.segments(), timeline.queue());
         let mut changes = CpuChanges {
-            model,
-            cpu,
+            cpu: cpu as u32,
+            segments,
+            queue,
+            waits: model.waits(),
             accepted,
-            segment: 0,
-            at_segment_end: false,
-            segment_time: None,
-            piece,
-            piece_start: None,
-            every_task,
-            ends: BinaryHeap::new(),
+            every_task: accepted.iter().skip(1).all(|&a| a),
+            segment: segments.first_ending_at_or_after(from),
+            open_segment: None,
+            piece: queue.first_starting_at_or_after(from),
+            open_pieces: Vec::new(),
         };
+        let mut before = Delta::default();
         // Pieces begun before `from` and not over by then are waiting at `from`.
-        let open: Vec<Reverse<Nanos>> =
-            queue.open_at(from).filter(|&i| changes.counts(i)).map(|i| Reverse(queue.end_of(i))).collect();
-        changes.ends = BinaryHeap::from(open);
-        let mut before = Delta { waiting: changes.ends.len() as i32, ..Delta::default() };
+        changes.open_pieces = queue.open_at(from).filter(|&i| changes.counts(i)).map(|i| queue.end_of(i)).collect();
+        before.waiting = changes.open_pieces.len() as i32;
         // Segments are in time order and do not overlap: the first one not over before
         // `from` is either under way then or still to come.
-        let segments = &model.cpus()[cpu].segments();
-        changes.segment = segments.first_ending_at_or_after(from);
-        changes.at_segment_end = changes.segment < segments.len() && segments.start(changes.segment) < from;
-        if changes.at_segment_end {
-            before.known += 1;
-            let task = segments.task(changes.segment);
-            if task == TaskId::IDLE {
-                before.idle += 1;
-            } else if accepted[task.index()] {
-                before.running += 1;
-            }
+        if changes.segment < segments.len() && segments.start(changes.segment) < from {
+            let step = Step::segment(segments.task(changes.segment), accepted);
+            before.add(step);
+            changes.open_segment = Some((segments.end(changes.segment), step));
+            changes.segment += 1;
         }
-        changes.find_segment_time();
-        changes.find_piece_start();
-        (changes, before)
+        let mut counts = Occupancy::default();
+        before.apply(&mut counts);
+        (changes, counts)
+    }
+
+    /// How many changes there are in `window` (an estimate that sizes the blocks).
+    fn count_in(&self, window: Window) -> u64 {
+        let segments = self.segments.first_starting_at_or_after(window.end).saturating_sub(self.segment);
+        let pieces = self.queue.first_starting_at_or_after(window.end).saturating_sub(self.piece);
+        2 * (segments + pieces) as u64
     }
 
     /// Whether queue piece `index` is an accepted task's (always, without a filter: the
     /// lookup through the wait is a cache miss per piece).
     #[inline]
     fn counts(&self, index: usize) -> bool {
-        if self.every_task {
-            return true;
-        }
         // In range: a queue piece's wait is a row of `waits`, whose task is a model task.
-        let wait = self.model.cpus()[self.cpu].queue().wait(index) as usize;
-        self.accepted[self.model.waits().task(wait).index()]
+        self.every_task || self.accepted[self.waits.task(self.queue.wait(index) as usize).index()]
     }
 
-    fn find_segment_time(&mut self) {
-        let segments = &self.model.cpus()[self.cpu].segments();
-        self.segment_time = (self.segment < segments.len())
-            .then(|| if self.at_segment_end { segments.end(self.segment) } else { segments.start(self.segment) });
-    }
-
-    /// Finds the start of the next accepted piece, skipping the others.
-    fn find_piece_start(&mut self) {
-        let queue = &self.model.cpus()[self.cpu].queue();
-        while self.piece < queue.len() && !self.counts(self.piece) {
+    /// Appends to `out` every change before `until` not handed out yet.
+    fn take_until(&mut self, until: Nanos, out: &mut Vec<Change>) {
+        let cpu = self.cpu;
+        let mut push = |time: Nanos, step: Step| out.push(Change { time, cpu, step });
+        loop {
+            if let Some((end, step)) = self.open_segment {
+                if end >= until {
+                    break;
+                }
+                push(end, step.undone());
+                self.open_segment = None;
+            }
+            if self.segment >= self.segments.len() {
+                break;
+            }
+            let start = self.segments.start(self.segment);
+            if start >= until {
+                break;
+            }
+            let step = Step::segment(self.segments.task(self.segment), self.accepted);
+            push(start, step);
+            self.open_segment = Some((self.segments.end(self.segment), step));
+            self.segment += 1;
+        }
+        while self.piece < self.queue.len() {
+            let start = self.queue.start(self.piece);
+            if start >= until {
+                break;
+            }
+            if self.counts(self.piece) {
+                push(start, Step::QUEUED);
+                self.open_pieces.push(self.queue.end_of(self.piece));
+            }
             self.piece += 1;
         }
-        self.piece_start = (self.piece < queue.len()).then(|| queue.start(self.piece));
-    }
-
-    /// The time of the next change, if any.
-    #[inline]
-    fn peek(&self) -> Option<Nanos> {
-        let ends = self.ends.peek().map(|end| end.0);
-        [self.segment_time, self.piece_start, ends].into_iter().flatten().min()
-    }
-
-    /// Takes every change at exactly `time`.
-    fn take(&mut self, time: Nanos) -> Delta {
-        let mut delta = Delta::default();
-        while self.segment_time == Some(time) {
-            let task = self.model.cpus()[self.cpu].segments().task(self.segment);
-            let sign = if self.at_segment_end { -1 } else { 1 };
-            delta.known += sign;
-            if task == TaskId::IDLE {
-                delta.idle += sign;
-            } else if self.accepted[task.index()] {
-                delta.running += sign;
+        self.open_pieces.retain(|&end| {
+            let over = end < until;
+            if over {
+                push(end, Step::QUEUED.undone());
             }
-            if self.at_segment_end {
-                self.segment += 1;
-            }
-            self.at_segment_end = !self.at_segment_end;
-            self.find_segment_time();
-        }
-        while self.piece_start == Some(time) {
-            delta.waiting += 1;
-            self.ends.push(Reverse(self.model.cpus()[self.cpu].queue().end_of(self.piece)));
-            self.piece += 1;
-            self.find_piece_start();
-        }
-        while self.ends.peek() == Some(&Reverse(time)) {
-            delta.waiting -= 1;
-            self.ends.pop();
-        }
-        delta
+            !over
+        });
     }
 }
 
@@ -301,59 +333,105 @@ impl<V: CpuSweepVisitor> Visitor for PerCpu<V> {
 }
 
 fn sweep_accepted<V: Visitor>(model: &Model, window: Window, accepted: &[bool], visitor: &mut V) {
+    sweep_cpus(model, 0..model.cpus().len(), window, accepted, visitor);
+}
+
+/// Sweeps the changes of the CPUs in `cpus`, a block of time at a time: each CPU hands
+/// out its changes in the block (in runs already in time order), one sort by time and
+/// CPU merges them, and the counts follow the changes in that order.
+fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, accepted: &[bool], visitor: &mut V) {
     let mut state = Occupancy::default();
-    let mut cpus: Vec<CpuChanges<'_>> = Vec::with_capacity(model.cpus().len());
+    let mut sources: Vec<CpuChanges<'_>> = Vec::with_capacity(cpus.len());
     // Each CPU's own counts, kept for visitors that follow CPUs.
     let mut own: Vec<Occupancy> = Vec::new();
-    for cpu in 0..model.cpus().len() {
+    for cpu in cpus {
         let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
-        before.apply(&mut state);
+        state = state.plus(before);
         if V::PER_CPU {
-            let mut counts = Occupancy::default();
-            before.apply(&mut counts);
-            visitor.cpu(window.start, Cpu(cpu as u32), counts);
-            own.push(counts);
+            visitor.cpu(window.start, Cpu(cpu as u32), before);
+            own.push(before);
         }
-        cpus.push(changes);
+        sources.push(changes);
     }
-    let mut heap: BinaryHeap<Reverse<(Nanos, usize)>> =
-        cpus.iter_mut().enumerate().filter_map(|(i, c)| Some(Reverse((c.peek()?, i)))).collect();
+    let first_cpu = sources.first().map_or(0, |s| s.cpu as usize);
+    let total: u64 = sources.iter().map(|s| s.count_in(window)).sum();
+    let blocks = total.div_ceil(BLOCK_CHANGES).max(1);
+    let block_end =
+        |i: u64| Nanos(window.start.0 + (u128::from(window.len().0) * u128::from(i) / u128::from(blocks)) as u64);
     let mut stretch = Stretch::starting(window, state);
+    let (mut changes, mut scratch): (Vec<Change>, Vec<Change>) = Default::default();
     let mut changed: Vec<(usize, Occupancy)> = Vec::new();
-    while let Some(&Reverse((time, _))) = heap.peek() {
-        if time >= window.end {
-            break;
+    for block in 1..=blocks {
+        let until = if block == blocks { window.end } else { block_end(block) };
+        changes.clear();
+        for source in &mut sources {
+            source.take_until(until, &mut changes);
         }
-        let mut state = stretch.state;
-        while let Some(&Reverse((t, cpu))) = heap.peek() {
-            if t != time {
-                break;
-            }
-            heap.pop();
-            let delta = cpus[cpu].take(time);
-            delta.apply(&mut state);
-            if V::PER_CPU {
-                let mut counts = own[cpu];
-                delta.apply(&mut counts);
-                if counts != own[cpu] {
-                    changed.push((cpu, counts));
+        sort_by_time(&mut changes, &mut scratch, block_end(block - 1));
+        for same_time in changes.chunk_by(|a, b| a.time == b.time) {
+            let time = same_time[0].time;
+            let mut state = stretch.state;
+            for same_cpu in same_time.chunk_by(|a, b| a.cpu == b.cpu) {
+                let mut delta = Delta::default();
+                same_cpu.iter().for_each(|change| delta.add(change.step));
+                delta.apply(&mut state);
+                if V::PER_CPU {
+                    let cpu = same_cpu[0].cpu as usize - first_cpu;
+                    let mut counts = own[cpu];
+                    delta.apply(&mut counts);
+                    if counts != own[cpu] {
+                        changed.push((cpu, counts));
+                    }
                 }
             }
-            if let Some(next) = cpus[cpu].peek() {
-                heap.push(Reverse((next, cpu)));
-            }
-        }
-        if changed.is_empty() {
-            stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
-        } else {
-            stretch.split(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
-            for (cpu, counts) in changed.drain(..) {
-                own[cpu] = counts;
-                visitor.cpu(time, Cpu(cpu as u32), counts);
+            if changed.is_empty() {
+                stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
+            } else {
+                stretch.split(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
+                for (cpu, counts) in changed.drain(..) {
+                    own[cpu] = counts;
+                    visitor.cpu(time, Cpu((cpu + first_cpu) as u32), counts);
+                }
             }
         }
     }
     stretch.finish(&mut |s, e, o| visitor.stretch(s, e, o));
+}
+
+/// Sorts `changes` by time, keeping their order where times are equal (the sources hand
+/// them out CPU by CPU, so that order is by CPU): a radix sort on the time since `base`,
+/// 11 bits a pass and only as many passes as the latest time needs; a block whose times
+/// spread beyond 32 bits (a sparse stretch of seconds) is merged by comparisons instead.
+fn sort_by_time(changes: &mut Vec<Change>, scratch: &mut Vec<Change>, base: Nanos) {
+    const BITS: u32 = 11;
+    const DIGITS: usize = 1 << BITS;
+    let latest = changes.iter().map(|change| change.time.0 - base.0).max().unwrap_or(0);
+    let Ok(latest) = u32::try_from(latest) else {
+        changes.sort_by_key(|change| change.time);
+        return;
+    };
+    let offset = |change: &Change| (change.time.0 - base.0) as u32;
+    let passes = (u32::BITS - latest.leading_zeros()).div_ceil(BITS);
+    for pass in 0..passes {
+        let shift = pass * BITS;
+        let digit = |change: &Change| (offset(change) >> shift) as usize & (DIGITS - 1);
+        let mut next = [0usize; DIGITS];
+        for change in changes.iter() {
+            next[digit(change)] += 1;
+        }
+        let mut sum = 0;
+        for slot in next.iter_mut() {
+            (*slot, sum) = (sum, sum + *slot);
+        }
+        scratch.clear();
+        scratch.resize(changes.len(), Change { time: Nanos(0), cpu: 0, step: Step([0; 4]) });
+        for change in changes.iter() {
+            let slot = &mut next[digit(change)];
+            scratch[*slot] = *change;
+            *slot += 1;
+        }
+        std::mem::swap(changes, scratch);
+    }
 }
 
 /// The stretch being built: reported when the state really changes, clipped to the window.
@@ -477,18 +555,45 @@ pub fn cpu_queue_length(
     filter: &TaskFilter,
     mut visit: impl FnMut(Nanos, Nanos, u32),
 ) {
-    let accepted = accepted_tasks(model, filter);
-    let Some(_) = model.cpus().get(cpu.index()) else { return };
-    let (mut changes, before) = CpuChanges::at(model, cpu.index(), &accepted, window.start);
-    let mut state = Occupancy::default();
-    before.apply(&mut state);
-    let mut stretch = Stretch::starting(window, state.running.saturating_add(state.waiting));
-    while let Some(time) = changes.peek() {
-        if time >= window.end {
-            break;
-        }
-        changes.take(time).apply(&mut state);
-        stretch.change(time, state.running.saturating_add(state.waiting), &mut visit);
+    if cpu.index() >= model.cpus().len() {
+        return;
     }
-    stretch.finish(&mut visit);
+    let accepted = accepted_tasks(model, filter);
+    let mut lengths = Stretch::starting(window, 0u32);
+    {
+        let mut stretches = Stretches(|start, _, counts: Occupancy| {
+            lengths.change(start, counts.running.saturating_add(counts.waiting), &mut visit)
+        });
+        sweep_cpus(model, cpu.index()..cpu.index() + 1, window, &accepted, &mut stretches);
+    }
+    lengths.finish(&mut visit);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_sorted_by_time_keeping_the_order_of_equal_times() {
+        // Times spread over 0..2^31 ns from the base (three radix passes), then over 2^33
+        // ns (by comparisons); many of them equal.
+        let base = Nanos(7_000_000_000);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for spacing in [1u64 << 21, 1 << 23] {
+            let mut changes: Vec<Change> = (0..5000)
+                .map(|i| Change { time: Nanos(base.0 + (random() % 1000) * spacing), cpu: i, step: Step([0; 4]) })
+                .collect();
+            let mut expected = changes.clone();
+            expected.sort_by_key(|change| change.time);
+            sort_by_time(&mut changes, &mut Vec::new(), base);
+            let order = |changes: &[Change]| changes.iter().map(|c| (c.time, c.cpu)).collect::<Vec<_>>();
+            assert_eq!(order(&changes), order(&expected), "{spacing} ns apart");
+        }
+    }
 }

@@ -12,15 +12,7 @@ use model::{Cpu, Model, Nanos};
 /// 1: ...............   so a task waits while a core idles from 20 to 100.
 /// 1q ...............
 fn waiting_behind_a_busy_cpu() -> Model {
-    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
-        .other(0, 0, 1)
-        .switch(0, 1, 7, S, 0)
-        .wake(20, 0, 1, 2, 0)
-        .switch(50, 0, 1, R, 2)
-        .switch(100, 0, 2, S, 1)
-        .other(150, 0, 1)
-        .other(150, 1, 0)
-        .finish();
+    let model = waiting_behind_a_busy_cpu_slowed(1);
     assert_drawing(
         &model,
         "0: AAAAABBBBBAAAAA
@@ -29,6 +21,19 @@ fn waiting_behind_a_busy_cpu() -> Model {
          1q ...............",
     );
     model
+}
+
+/// The same scenario with every time multiplied by `factor`.
+fn waiting_behind_a_busy_cpu_slowed(factor: u64) -> Model {
+    Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .switch(0, 1, 7, S, 0)
+        .wake(20 * factor, 0, 1, 2, 0)
+        .switch(50 * factor, 0, 1, R, 2)
+        .switch(100 * factor, 0, 2, S, 1)
+        .other(150 * factor, 0, 1)
+        .other(150 * factor, 1, 0)
+        .finish()
 }
 
 fn stretches(model: &Model, window: Window) -> Vec<(u64, u64, Occupancy)> {
@@ -51,6 +56,19 @@ fn counts_are_exact_at_every_instant() {
     );
     // A window inside: the state at its start is carried in.
     assert_eq!(stretches(&model, Window::new(Nanos(30), Nanos(60))), [(30, 60, occupancy(1, 1, 1, 2))]);
+}
+
+#[test]
+fn a_trace_of_many_seconds_is_swept_in_blocks_with_the_same_counts() {
+    // 15 s: the sweep cuts it into blocks whose times fit 32 bits (4.3 s each at most).
+    let factor = 100_000_000;
+    let model = waiting_behind_a_busy_cpu_slowed(factor);
+    let slowed = stretches(&model, Window::new(Nanos(0), Nanos(150 * factor)));
+    let scaled: Vec<_> = stretches(&waiting_behind_a_busy_cpu(), Window::new(Nanos(0), Nanos(150)))
+        .into_iter()
+        .map(|(s, e, o)| (s * factor, e * factor, o))
+        .collect();
+    assert_eq!(slowed, scaled);
 }
 
 #[test]
