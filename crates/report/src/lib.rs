@@ -2,7 +2,10 @@
 //! traces, to attach to a bug report or a mailing-list post — the trace and the machine,
 //! the timeline and running/waiting plot to zoom, pan and hover, `check`'s incidents
 //! linked to the timeline, per-command and per-CPU statistics, the migration heat map,
-//! and with several traces the `compare` table.
+//! and with several traces the `compare` table (times then count from each trace's
+//! workload, as `compare` measures them). A run series (`schedlens runs`'s results,
+//! `series`) adds its statistics and figure, with its fastest and slowest runs as the
+//! traces when they were recorded.
 //!
 //! The interactive part is `schedlens view`'s own page (crates/view/web) fed by a second
 //! data source: instead of asking the server for tiles, it inflates them from a
@@ -14,8 +17,10 @@ mod bundle;
 mod document;
 mod embed;
 mod page;
+mod series;
 
 pub use embed::{Coverage, TILE_COLUMNS};
+pub use series::RunSeries;
 
 use analysis::check::{Affinity, CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Findings, check};
 use analysis::stats::{Grouping, Stats};
@@ -103,8 +108,14 @@ pub enum Stage {
     Comparing,
 }
 
-/// Writes the report of `traces` (at least one).
-pub fn build(traces: &[ReportTrace], options: &Options, progress: &mut dyn FnMut(Stage)) -> Report {
+/// Writes the report of `traces`, and of the run series they come from, if any (a
+/// series without traces gives its statistics alone).
+pub fn build(
+    traces: &[ReportTrace],
+    series: Option<&RunSeries>,
+    options: &Options,
+    progress: &mut dyn FnMut(Stage),
+) -> Report {
     let analyses: Vec<Analysis> = traces
         .iter()
         .enumerate()
@@ -119,7 +130,7 @@ pub fn build(traces: &[ReportTrace], options: &Options, progress: &mut dyn FnMut
     } else {
         Vec::new()
     };
-    let shell = page::Shell::new(traces, &analyses, &comparisons, options);
+    let shell = page::Shell::new(traces, series, &analyses, &comparisons, options);
     let mut bundle = Bundle::default();
     // The document is compressed last (it lists the tiles); its size without them, and
     // room for its tile list, are kept aside.
