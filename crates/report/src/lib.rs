@@ -70,16 +70,19 @@ struct Analysis {
     findings: Findings,
     stats: Stats,
     pyramid: Pyramid,
+    /// Timeline tiles computed ahead.
+    timelines: embed::Timelines,
 }
 
 impl Analysis {
-    fn of(trace: &ReportTrace) -> Analysis {
+    /// `trace` (number `n`) checked, summed up and swept, with the timeline tiles that
+    /// may fit in `tile_budget` computed meanwhile.
+    fn of(n: usize, trace: &ReportTrace, tile_budget: usize) -> Analysis {
         let model = &trace.model;
         let window = Window::new(model.start(), Nanos(model.end().0 + 1));
         let filter = TaskFilter::default();
-        // The checks leave cores idle in their serial parts: the base columns are swept
-        // meanwhile.
-        let (findings, (stats, pyramid)) = std::thread::scope(|scope| {
+        // Each part leaves cores idle in its serial stretches: they run side by side.
+        let (findings, timelines, (stats, pyramid)) = std::thread::scope(|scope| {
             let request = CheckRequest {
                 window,
                 filter: &filter,
@@ -88,13 +91,23 @@ impl Analysis {
                 affinity: trace.affinity.as_ref(),
             };
             let findings = scope.spawn(move || check(model, &request));
-            let rest = (
-                analysis::stats::compute(model, window, &filter, Grouping::Command),
-                Pyramid::build(model, trace.origin, &filter),
-            );
-            (findings.join().expect("check does not panic"), rest)
+            let timelines = scope.spawn(move || {
+                let timelines = embed::Timelines::default();
+                let source =
+                    embed::TileSource { trace: n, model, origin: trace.origin, pyramid: None, timelines: &timelines };
+                embed::prefetch(&source, tile_budget);
+                timelines.into_inner()
+            });
+            let stats = scope.spawn(|| analysis::stats::compute(model, window, &filter, Grouping::Command));
+            let pyramid = Pyramid::build(model, trace.origin, &filter);
+            let joined = |what: &str| format!("{what} does not panic");
+            (
+                findings.join().expect(&joined("check")),
+                timelines.join().expect(&joined("tiling")),
+                (stats.join().expect(&joined("stats")), pyramid),
+            )
         });
-        Analysis { findings, stats, pyramid }
+        Analysis { findings, stats, pyramid, timelines: timelines.into() }
     }
 }
 
@@ -121,7 +134,8 @@ pub fn build(
         .enumerate()
         .map(|(n, trace)| {
             progress(Stage::Analysing(n));
-            Analysis::of(trace)
+            // An upper bound of the tiles' share: the page's text is not counted yet.
+            Analysis::of(n, trace, options.size_budget / 4 * 3 / traces.len())
         })
         .collect();
     let comparisons = if traces.len() > 1 {
@@ -139,8 +153,13 @@ pub fn build(
     let mut coverage = Vec::with_capacity(traces.len());
     for (n, (trace, analysis)) in traces.iter().zip(&analyses).enumerate() {
         progress(Stage::Tiles(n));
-        let source =
-            embed::TileSource { trace: n, model: &trace.model, origin: trace.origin, pyramid: &analysis.pyramid };
+        let source = embed::TileSource {
+            trace: n,
+            model: &trace.model,
+            origin: trace.origin,
+            pyramid: Some(&analysis.pyramid),
+            timelines: &analysis.timelines,
+        };
         let incidents: Vec<(i64, i64)> = analysis
             .findings
             .incidents

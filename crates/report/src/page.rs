@@ -90,7 +90,10 @@ impl Shell {
         let view = if traces.is_empty() {
             String::new()
         } else {
-            format!(" For every event, open the trace itself: <code>schedlens view {}</code>.", escape(&traces.join(" ")))
+            format!(
+                " For every event, open the trace itself: <code>schedlens view {}</code>.",
+                escape(&traces.join(" "))
+            )
         };
         let _ = writeln!(
             head,

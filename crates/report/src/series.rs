@@ -46,7 +46,11 @@ pub fn write_section(out: &mut String, series: &RunSeries) {
         "<p class=\"hint\">The results of <code>schedlens runs</code> in <code>{}</code>, with the statistics its summary gives. Click a column's title to sort by it.</p>",
         escape(&series.dir)
     );
-    let _ = writeln!(out, "<table class=\"facts\"><tr><th>command</th><td><code>{}</code></td></tr>", escape(&results.command.join(" ")));
+    let _ = writeln!(
+        out,
+        "<table class=\"facts\"><tr><th>command</th><td><code>{}</code></td></tr>",
+        escape(&results.command.join(" "))
+    );
     let _ = writeln!(
         out,
         "<tr><th>runs</th><td>{} runs: {} setting{} × {} repetitions, interleaved, {} s sleep before each{}</td></tr>",
@@ -119,7 +123,12 @@ fn write_settings(out: &mut String, summary: &Summary) {
                 out.push_str(&cells.concat());
             }
             None => {
-                let _ = write!(out, "{}{}<td colspan=\"5\">no successful run</td>", td(0, "0"), td(setting.failed, &setting.failed.to_string()));
+                let _ = write!(
+                    out,
+                    "{}{}<td colspan=\"5\">no successful run</td>",
+                    td(0, "0"),
+                    td(setting.failed, &setting.failed.to_string())
+                );
             }
         }
         if !summary.versus.is_empty() {
@@ -184,7 +193,8 @@ fn write_correlations(out: &mut String, results: &Results, summary: &Summary) {
         let metric = escape(&results.metrics[c.metric].key);
         match c.rho {
             Some((rho, p)) => {
-                let _ = writeln!(out, "<tr><td>{metric}</td>{}{}</tr>", td(rho, &format!("{rho:.2}")), td(p, &p_value(p)));
+                let _ =
+                    writeln!(out, "<tr><td>{metric}</td>{}{}</tr>", td(rho, &format!("{rho:.2}")), td(p, &p_value(p)));
             }
             None => {
                 let _ = writeln!(out, "<tr><td>{metric}</td>{}<td>did not vary</td></tr>", td(f64::NAN, "-"));
@@ -198,9 +208,16 @@ fn write_correlations(out: &mut String, results: &Results, summary: &Summary) {
 fn write_run_list(out: &mut String, results: &Results, summary: &Summary) {
     let _ = writeln!(out, "<h3>Every run</h3>");
     out.push_str("<div class=\"table-box\"><table class=\"stats sortable\" id=\"run-list\"><thead><tr>");
-    for (text, numeric) in
-        [("run", true), ("setting", false), ("repetition", true), ("wall (s)", true), ("user (s)", true), ("sys (s)", true), ("exit", false), ("trace", false)]
-    {
+    for (text, numeric) in [
+        ("run", true),
+        ("setting", false),
+        ("repetition", true),
+        ("wall (s)", true),
+        ("user (s)", true),
+        ("sys (s)", true),
+        ("exit", false),
+        ("trace", false),
+    ] {
         out.push_str(&th(text, numeric));
     }
     out.push_str("</tr></thead><tbody>\n");

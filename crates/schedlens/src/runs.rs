@@ -100,8 +100,10 @@ fn write_html(dir: &Path, results: &Results) -> Option<PathBuf> {
     let options = report::Options { size_budget: (DEFAULT_SIZE_BUDGET_MB * 1e6) as usize, socket_order: false };
     let markers = MarkerArgs { markers: None };
     let path = dir.join(SERIES_REPORT);
-    let made = series_report(dir, results.clone(), &options, &TopologyArgs::default(), &markers)
-        .and_then(|(report, _)| std::fs::write(&path, report.html).with_context(|| format!("cannot write {}", path.display())));
+    let made =
+        series_report(dir, results.clone(), &options, &TopologyArgs::default(), &markers).and_then(|(report, _)| {
+            std::fs::write(&path, report.html).with_context(|| format!("cannot write {}", path.display()))
+        });
     match made {
         Ok(()) => Some(path),
         Err(error) => {
