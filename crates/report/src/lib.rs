@@ -100,11 +100,10 @@ impl Analysis {
             });
             let stats = scope.spawn(|| analysis::stats::compute(model, window, &filter, Grouping::Command));
             let pyramid = Pyramid::build(model, trace.origin, &filter);
-            let joined = |what: &str| format!("{what} does not panic");
             (
-                findings.join().expect(&joined("check")),
-                timelines.join().expect(&joined("tiling")),
-                (stats.join().expect(&joined("stats")), pyramid),
+                findings.join().expect("check does not panic"),
+                timelines.join().expect("tiling does not panic"),
+                (stats.join().expect("stats do not panic"), pyramid),
             )
         });
         Analysis { findings, stats, pyramid, timelines: timelines.into() }
