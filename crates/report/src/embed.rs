@@ -5,12 +5,15 @@
 //! asks `schedlens view`. Whole levels are added from the one that shows the trace in a
 //! single tile down, while they fit (a level costs about twice the one above it, so the
 //! next is not computed when it cannot fit); then, with what is left, the levels the
-//! page zooms to when one clicks each of `check`'s top incidents.
+//! page zooms to when one clicks each of `check`'s top incidents. The timeline tiles of
+//! whole levels, the costly part, are computed ahead while `check` runs (`prefetch`).
 
 use crate::bundle::Bundle;
 use analysis::TaskFilter;
 use figures::timeline::Coloring;
 use model::{Cpu, Model, Nanos};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use view::pyramid::Pyramid;
 use view::tiles::{Layers, TilePlace, TileRequest, tile};
 
@@ -34,12 +37,20 @@ pub struct Coverage {
     pub incidents: Vec<usize>,
 }
 
+/// Timeline tiles computed ahead, by (level, index).
+pub type Timelines = RefCell<HashMap<(u32, i64), Vec<u8>>>;
+
 /// One trace's tiles and where its times are measured from.
 pub struct TileSource<'a> {
     pub trace: usize,
     pub model: &'a Model,
     pub origin: Nanos,
-    pub pyramid: &'a Pyramid,
+    /// The base of the running/waiting and runqueue tiles; `None` while the timeline
+    /// tiles are computed ahead (`prefetch`).
+    pub pyramid: Option<&'a Pyramid>,
+    /// Timeline tiles computed ahead, taken from here instead of computed again; or,
+    /// without a pyramid, where they are kept.
+    pub timelines: &'a Timelines,
 }
 
 impl TileSource<'_> {
@@ -83,7 +94,7 @@ impl TileSource<'_> {
             let place = TilePlace { level, index, columns: TILE_COLUMNS };
             let Ok(window) = place.window(self.origin, self.model.start(), self.model.end()) else { continue };
             let mut kinds = vec![("t", Layers { timeline: true, ..Layers::default() })];
-            if self.pyramid.covers(level) {
+            if self.pyramid.is_some_and(|p| p.covers(level)) {
                 kinds.push(("rq", Layers { running_waiting: true, runqueue: true, ..Layers::default() }));
             }
             for (name, layers) in kinds {
@@ -91,18 +102,25 @@ impl TileSource<'_> {
                 if bundle.contains(&key) {
                     continue;
                 }
-                let request = TileRequest {
-                    place,
-                    window,
-                    columns: TILE_COLUMNS,
-                    cpus: &cpus,
-                    coloring: &Coloring::ByPid,
-                    filter: &filter,
-                    layers,
-                    highlight: &[],
-                    pyramid: Some(self.pyramid),
-                };
-                bundle.add(key, &tile(self.model, &request));
+                let ahead = if layers.timeline { self.timelines.borrow_mut().remove(&(level, index)) } else { None };
+                let bytes = ahead.unwrap_or_else(|| {
+                    let request = TileRequest {
+                        place,
+                        window,
+                        columns: TILE_COLUMNS,
+                        cpus: &cpus,
+                        coloring: &Coloring::ByPid,
+                        filter: &filter,
+                        layers,
+                        highlight: &[],
+                        pyramid: self.pyramid,
+                    };
+                    tile(self.model, &request)
+                });
+                if self.pyramid.is_none() {
+                    self.timelines.borrow_mut().insert((level, index), bytes.clone());
+                }
+                bundle.add(key, &bytes);
             }
         }
         bundle.size() <= budget
@@ -114,9 +132,16 @@ pub fn tile_key(trace: usize, layers: &str, level: u32, index: i64) -> String {
     format!("{trace}/{layers}/{level}/{index}")
 }
 
-/// Adds a trace's tiles until the bundle reaches `budget` compressed bytes. `incidents`
-/// are `[start, end)` in ns from the origin, most important first.
-pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incidents: &[(i64, i64)]) -> Coverage {
+/// Computes ahead, into `source.timelines`, the timeline tiles of the whole levels that
+/// `embed` may take within `budget` (more than it is given, as the running/waiting
+/// tiles and the page's text are not counted), while other work needs no tiles.
+pub fn prefetch(source: &TileSource<'_>, budget: usize) {
+    whole_levels(source, &mut Bundle::default(), budget);
+}
+
+/// Adds whole levels, from the coarsest down, while they fit; the coarsest and finest
+/// levels added.
+fn whole_levels(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize) -> (u32, u32) {
     let (first, last) = source.bounds();
     let top = source.top_level();
     let mut finest = top;
@@ -142,6 +167,13 @@ pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incide
         sizes.push(bundle.size() - before);
         finest = level;
     }
+    (top, finest)
+}
+
+/// Adds a trace's tiles until the bundle reaches `budget` compressed bytes. `incidents`
+/// are `[start, end)` in ns from the origin, most important first.
+pub fn embed(source: &TileSource<'_>, bundle: &mut Bundle, budget: usize, incidents: &[(i64, i64)]) -> Coverage {
+    let (top, finest) = whole_levels(source, bundle, budget);
     let mut zoomed = Vec::new();
     for (rank, &(start, end)) in incidents.iter().enumerate().take(MAX_INCIDENTS) {
         let length = (end - start).max(1000);

@@ -2,7 +2,10 @@
 //! traces, to attach to a bug report or a mailing-list post — the trace and the machine,
 //! the timeline and running/waiting plot to zoom, pan and hover, `check`'s incidents
 //! linked to the timeline, per-command and per-CPU statistics, the migration heat map,
-//! and with several traces the `compare` table.
+//! and with several traces the `compare` table (times then count from each trace's
+//! workload, as `compare` measures them). A run series (`schedlens runs`'s results,
+//! `series`) adds its statistics and figure, with its fastest and slowest runs as the
+//! traces when they were recorded.
 //!
 //! The interactive part is `schedlens view`'s own page (crates/view/web) fed by a second
 //! data source: instead of asking the server for tiles, it inflates them from a
@@ -14,8 +17,10 @@ mod bundle;
 mod document;
 mod embed;
 mod page;
+mod series;
 
 pub use embed::{Coverage, TILE_COLUMNS};
+pub use series::RunSeries;
 
 use analysis::check::{Affinity, CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Findings, check};
 use analysis::stats::{Grouping, Stats};
@@ -65,16 +70,19 @@ struct Analysis {
     findings: Findings,
     stats: Stats,
     pyramid: Pyramid,
+    /// Timeline tiles computed ahead.
+    timelines: embed::Timelines,
 }
 
 impl Analysis {
-    fn of(trace: &ReportTrace) -> Analysis {
+    /// `trace` (number `n`) checked, summed up and swept, with the timeline tiles that
+    /// may fit in `tile_budget` computed meanwhile.
+    fn of(n: usize, trace: &ReportTrace, tile_budget: usize) -> Analysis {
         let model = &trace.model;
         let window = Window::new(model.start(), Nanos(model.end().0 + 1));
         let filter = TaskFilter::default();
-        // The checks leave cores idle in their serial parts: the base columns are swept
-        // meanwhile.
-        let (findings, (stats, pyramid)) = std::thread::scope(|scope| {
+        // Each part leaves cores idle in its serial stretches: they run side by side.
+        let (findings, timelines, (stats, pyramid)) = std::thread::scope(|scope| {
             let request = CheckRequest {
                 window,
                 filter: &filter,
@@ -83,13 +91,22 @@ impl Analysis {
                 affinity: trace.affinity.as_ref(),
             };
             let findings = scope.spawn(move || check(model, &request));
-            let rest = (
-                analysis::stats::compute(model, window, &filter, Grouping::Command),
-                Pyramid::build(model, trace.origin, &filter),
-            );
-            (findings.join().expect("check does not panic"), rest)
+            let timelines = scope.spawn(move || {
+                let timelines = embed::Timelines::default();
+                let source =
+                    embed::TileSource { trace: n, model, origin: trace.origin, pyramid: None, timelines: &timelines };
+                embed::prefetch(&source, tile_budget);
+                timelines.into_inner()
+            });
+            let stats = scope.spawn(|| analysis::stats::compute(model, window, &filter, Grouping::Command));
+            let pyramid = Pyramid::build(model, trace.origin, &filter);
+            (
+                findings.join().expect("check does not panic"),
+                timelines.join().expect("tiling does not panic"),
+                (stats.join().expect("stats do not panic"), pyramid),
+            )
         });
-        Analysis { findings, stats, pyramid }
+        Analysis { findings, stats, pyramid, timelines: timelines.into() }
     }
 }
 
@@ -103,14 +120,21 @@ pub enum Stage {
     Comparing,
 }
 
-/// Writes the report of `traces` (at least one).
-pub fn build(traces: &[ReportTrace], options: &Options, progress: &mut dyn FnMut(Stage)) -> Report {
+/// Writes the report of `traces`, and of the run series they come from, if any (a
+/// series without traces gives its statistics alone).
+pub fn build(
+    traces: &[ReportTrace],
+    series: Option<&RunSeries>,
+    options: &Options,
+    progress: &mut dyn FnMut(Stage),
+) -> Report {
     let analyses: Vec<Analysis> = traces
         .iter()
         .enumerate()
         .map(|(n, trace)| {
             progress(Stage::Analysing(n));
-            Analysis::of(trace)
+            // An upper bound of the tiles' share: the page's text is not counted yet.
+            Analysis::of(n, trace, options.size_budget / 4 * 3 / traces.len())
         })
         .collect();
     let comparisons = if traces.len() > 1 {
@@ -119,7 +143,7 @@ pub fn build(traces: &[ReportTrace], options: &Options, progress: &mut dyn FnMut
     } else {
         Vec::new()
     };
-    let shell = page::Shell::new(traces, &analyses, &comparisons, options);
+    let shell = page::Shell::new(traces, series, &analyses, &comparisons, options);
     let mut bundle = Bundle::default();
     // The document is compressed last (it lists the tiles); its size without them, and
     // room for its tile list, are kept aside.
@@ -128,8 +152,13 @@ pub fn build(traces: &[ReportTrace], options: &Options, progress: &mut dyn FnMut
     let mut coverage = Vec::with_capacity(traces.len());
     for (n, (trace, analysis)) in traces.iter().zip(&analyses).enumerate() {
         progress(Stage::Tiles(n));
-        let source =
-            embed::TileSource { trace: n, model: &trace.model, origin: trace.origin, pyramid: &analysis.pyramid };
+        let source = embed::TileSource {
+            trace: n,
+            model: &trace.model,
+            origin: trace.origin,
+            pyramid: Some(&analysis.pyramid),
+            timelines: &analysis.timelines,
+        };
         let incidents: Vec<(i64, i64)> = analysis
             .findings
             .incidents

@@ -10,6 +10,7 @@
 //! nothing leaves the page.
 
 use crate::bundle::Bundle;
+use crate::series::{self, RunSeries};
 use crate::{Analysis, Options, ReportTrace, relative};
 use analysis::check::Kind;
 use base64::Engine;
@@ -54,8 +55,15 @@ pub struct Shell {
 }
 
 impl Shell {
-    pub fn new(traces: &[ReportTrace], analyses: &[Analysis], comparisons: &[Named], options: &Options) -> Shell {
-        let names: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
+    pub fn new(
+        traces: &[ReportTrace],
+        series: Option<&RunSeries>,
+        analyses: &[Analysis],
+        comparisons: &[Named],
+        options: &Options,
+    ) -> Shell {
+        let mut names: Vec<&str> = series.map(|s| s.dir.as_str()).into_iter().collect();
+        names.extend(traces.iter().map(|t| t.name.as_str()));
         let mut head = String::with_capacity(256 * 1024);
         head.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         head.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -66,19 +74,32 @@ impl Shell {
         let _ = writeln!(head, "<style>\n{VIEW_CSS}\n{REPORT_CSS}</style>");
         let _ = writeln!(head, "<script type=\"importmap\">{}</script>", import_map());
         head.push_str("</head>\n<body>\n<div id=\"report\">\n");
-        write_header(&mut head, &names);
-        write_descriptions(&mut head, traces);
-        write_timeline(&mut head);
-        write_incidents(&mut head, traces, analyses);
-        write_statistics(&mut head, traces, analyses);
-        write_migrations(&mut head, traces, analyses);
-        write_comparisons(&mut head, comparisons);
+        write_header(&mut head, &names, series.is_some(), traces.len());
+        if let Some(series) = series {
+            series::write_section(&mut head, series);
+        }
+        if !traces.is_empty() {
+            write_descriptions(&mut head, traces);
+            write_timeline(&mut head);
+            write_incidents(&mut head, traces, analyses);
+            write_statistics(&mut head, traces, analyses);
+            write_migrations(&mut head, traces, analyses);
+            write_comparisons(&mut head, comparisons);
+        }
+        let traces: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
+        let view = if traces.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " For every event, open the trace itself: <code>schedlens view {}</code>.",
+                escape(&traces.join(" "))
+            )
+        };
         let _ = writeln!(
             head,
-            "<footer class=\"report-foot\">Made by schedlens {}{}. For every event, open the trace itself: <code>schedlens view {}</code>.</footer>\n</div>",
+            "<footer class=\"report-foot\">Made by schedlens {}{}.{view}</footer>\n</div>",
             env!("CARGO_PKG_VERSION"),
             if options.socket_order { " (rows in socket order)" } else { "" },
-            escape(&names.join(" "))
         );
         head.push_str("<script type=\"application/octet-stream\" id=\"report-data\"");
         let tail = "</script>\n<script type=\"module\">import { start } from 'sl/report.js';\nstart();</script>\n</body>\n</html>\n".to_string();
@@ -124,17 +145,23 @@ fn viewer_markup() -> &'static str {
     inner.trim_end().strip_suffix("</div>").unwrap_or(inner)
 }
 
-fn write_header(out: &mut String, names: &[&str]) {
+fn write_header(out: &mut String, names: &[&str], series: bool, traces: usize) {
     let _ = writeln!(out, "<header class=\"report-head\"><h1><b>schedlens</b> report</h1>");
     let _ = writeln!(out, "<p class=\"files\">{}</p>", names.iter().map(|n| escape(n)).collect::<Vec<_>>().join(" · "));
-    let mut links = vec![
-        ("trace", "Trace and machine"),
-        ("timeline", "Timeline"),
-        ("incidents", "Incidents"),
-        ("statistics", "Statistics"),
-        ("migrations", "Migrations"),
-    ];
-    if names.len() > 1 {
+    let mut links = Vec::new();
+    if series {
+        links.push(("runs", "Runs"));
+    }
+    if traces > 0 {
+        links.extend([
+            ("trace", "Trace and machine"),
+            ("timeline", "Timeline"),
+            ("incidents", "Incidents"),
+            ("statistics", "Statistics"),
+            ("migrations", "Migrations"),
+        ]);
+    }
+    if traces > 1 {
         links.push(("comparison", "Comparison"));
     }
     let nav: Vec<String> = links.iter().map(|(id, text)| format!("<a href=\"#{id}\">{text}</a>")).collect();
@@ -255,12 +282,12 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
 }
 
 /// A table header cell: `numeric` columns sort largest first.
-fn th(text: &str, numeric: bool) -> String {
+pub(crate) fn th(text: &str, numeric: bool) -> String {
     format!("<th data-sort=\"{}\">{text}</th>", if numeric { "num" } else { "text" })
 }
 
 /// A numeric cell sorted by `value`.
-fn td(value: impl std::fmt::Display, text: &str) -> String {
+pub(crate) fn td(value: impl std::fmt::Display, text: &str) -> String {
     format!("<td data-v=\"{value}\">{text}</td>")
 }
 
@@ -446,7 +473,7 @@ fn duration(ns: u64) -> String {
 }
 
 /// Text as HTML.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -25,7 +25,7 @@ fn trace(name: &str) -> ReportTrace {
 
 fn report(budget: usize) -> report::Report {
     let options = Options { size_budget: budget, socket_order: false };
-    build(&[trace("hackbench-v7zstd.dat")], &options, &mut |_| {})
+    build(&[trace("hackbench-v7zstd.dat")], None, &options, &mut |_| {})
 }
 
 #[test]

@@ -309,6 +309,6 @@ fn correlations(results: &Results, ok: &[usize]) -> Vec<Correlation> {
 }
 
 /// `0.0031`, `< 0.0001`.
-fn p_value(p: f64) -> String {
+pub fn p_value(p: f64) -> String {
     if p < 1e-4 { "< 0.0001".to_string() } else { format!("{p:.4}") }
 }

@@ -1,10 +1,13 @@
 //! `schedlens runs`: the command line of the `runs` crate's sweeps — the command run N
 //! times per setting of the knobs, untraced or recorded, with a progress line on a
 //! terminal — and of `runs --report`, which redraws the summary and figures of a saved
-//! results directory.
+//! results directory. Both also write the series' HTML report (`schedlens report DIR`).
 
 use crate::Outcome;
+use crate::figure::MarkerArgs;
 use crate::progress::Progress;
+use crate::report::{DEFAULT_SIZE_BUDGET_MB, SERIES_REPORT, series_report};
+use crate::topology::TopologyArgs;
 use anyhow::{Context, Result, bail};
 use render::Format;
 use runs::knobs::KnobValues;
@@ -44,7 +47,8 @@ pub struct Args {
     /// The results directory (created when the first run starts; must not hold results).
     #[arg(short, long, value_name = "DIR", default_value = "schedlens-runs")]
     output: PathBuf,
-    /// Redraw the summary and figures of the results in DIR, without running anything.
+    /// Redraw the summary, figures and report.html of the results in DIR, without running
+    /// anything.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["command", "set", "record"])]
     report: Option<PathBuf>,
     /// Formats of the running-time figure, comma-separated: pdf, svg, png.
@@ -59,7 +63,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let formats = formats(&args.figure_format)?;
     if let Some(dir) = &args.report {
         let results = Results::load(dir)?;
-        let (summary, written) = write_derived(dir, &results, &formats)?;
+        let (summary, mut written) = write_derived(dir, &results, &formats)?;
+        written.extend(write_html(dir, &results));
         print_report(&summary.to_text(&results), &written)?;
         return Ok(Outcome::Complete);
     }
@@ -80,12 +85,32 @@ pub fn run(args: Args) -> Result<Outcome> {
     let bar = Progress::steps(0, "");
     let results = runs::sweep(&request, &mut |event| show(&bar, event))?;
     drop(bar);
-    let (summary, written) = write_all(&args.output, &results, &formats)?;
+    let (summary, mut written) = write_all(&args.output, &results, &formats)?;
+    written.extend(write_html(&args.output, &results));
     print_report(&summary.to_text(&results).replace("DIR/", &format!("{}/", args.output.display())), &written)?;
     Ok(match results.interrupted_by {
         Some(signal) => Outcome::Interrupted(signal),
         None => Outcome::Complete,
     })
+}
+
+/// The series' HTML report (`schedlens report DIR`), in DIR; a warning instead when it
+/// cannot be made (a trace that cannot be read), since the results are written.
+fn write_html(dir: &Path, results: &Results) -> Option<PathBuf> {
+    let options = report::Options { size_budget: (DEFAULT_SIZE_BUDGET_MB * 1e6) as usize, socket_order: false };
+    let markers = MarkerArgs { markers: None };
+    let path = dir.join(SERIES_REPORT);
+    let made =
+        series_report(dir, results.clone(), &options, &TopologyArgs::default(), &markers).and_then(|(report, _)| {
+            std::fs::write(&path, report.html).with_context(|| format!("cannot write {}", path.display()))
+        });
+    match made {
+        Ok(()) => Some(path),
+        Err(error) => {
+            eprintln!("schedlens: warning: no {SERIES_REPORT}: {error:#}");
+            None
+        }
+    }
 }
 
 fn formats(names: &[String]) -> Result<Vec<Format>> {

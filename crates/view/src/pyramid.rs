@@ -39,12 +39,16 @@ impl Pyramid {
         let count = (last - first) as u32;
         let start = (i128::from(origin.0) + (i128::from(first) << base_level)).max(0) as u64;
         let window = Window::new(Nanos(start), Nanos(start + (u64::from(count) << base_level)));
-        let columns = running_waiting_columns(model, window, count, filter).columns;
         let cpus: Vec<Cpu> = (0..model.cpus().len() as u32).map(Cpu).collect();
-        let queues = queue_length_rows(model, &cpus, window, count, filter)
-            .into_iter()
-            .map(|row| row.into_iter().map(|length| length.min(255) as u8).collect())
-            .collect();
+        // Two sweeps, side by side: each leaves a core idle in its serial stretches.
+        let (columns, queues) = std::thread::scope(|scope| {
+            let columns = scope.spawn(|| running_waiting_columns(model, window, count, filter).columns);
+            let queues: Vec<Vec<u8>> = queue_length_rows(model, &cpus, window, count, filter)
+                .into_iter()
+                .map(|row| row.into_iter().map(|length| length.min(255) as u8).collect())
+                .collect();
+            (columns.join().expect("the sweep does not panic"), queues)
+        });
         Pyramid { base_level, first, columns, queues }
     }
 

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -28,6 +28,25 @@ function report(dir, name, files, extra = []) {
   const run = spawnSync(bin, ['report', '-o', out, ...extra, ...files.map((f) => join(traces, f))], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   return out;
+}
+
+/** A results directory as `schedlens runs --record` leaves it, its runs' traces being
+ * fixtures (the fastest and the slowest are the two hackbench traces), and a failed run. */
+function series(dir, name, recorded) {
+  const out = join(dir, name);
+  mkdirSync(join(out, 'traces'), { recursive: true });
+  const run = (order, wall, ok, fixture) => {
+    const trace = recorded && fixture ? `traces/run-00${order}-s1-r${order}.dat` : null;
+    if (trace) copyFileSync(join(traces, fixture), join(out, trace));
+    return { order, setting: 0, repetition: order, wall_s: wall, user_s: 0.1, sys_s: 0.2, exit: ok ? 'exit 0' : 'exit 1', ok, trace,
+      log: `logs/run-00${order}-s1-r${order}.log`, metrics: [], wall_from: recorded ? 'trace' : 'clock' };
+  };
+  const results = { command: ['hackbench', '-g', '1'], repetitions: 3, sleep_s: 1, recorded, knobs: [], settings: [{ values: [], shown: [] }],
+    metrics: [], runs: [run(1, 0.25, true, 'hackbench-v7zstd.dat'), run(2, 0.31, true, 'hackbench-v6.dat'), run(3, 0.9, false, null)], interrupted_by: null };
+  writeFileSync(join(out, 'results.json'), JSON.stringify(results));
+  const made = spawnSync(bin, ['report', out], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  return join(out, 'report.html');
 }
 
 /** Opens a report offline, recording every request; waits until all it shows is drawn. */
@@ -163,6 +182,32 @@ describe('schedlens report in Chromium', { skip }, () => {
     assert.ok((await painted(page, 1)) > 0.01, 'the second trace is drawn');
     assert.ok(await page.evaluate("document.querySelectorAll('#comparison table.sortable tbody tr').length > 0"));
     assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test('a run series: its statistics and figure, its fastest and slowest runs on one time scale with the comparison', async () => {
+    const path = series(dir, 'recorded', true);
+    const { page, requests, url } = await open(browser, path);
+    assert.deepEqual(page.errors, []);
+    const settings = await page.evaluate("[...document.querySelectorAll('#settings tbody td')].map((td) => td.textContent)");
+    assert.deepEqual(settings.slice(0, 4), ['as found', '2', '1', '0.2800'], 'n, failed and median as runs computes them');
+    assert.ok(await page.evaluate("(() => { const img = document.querySelector('img.running-times'); return img.complete && img.naturalWidth > 100; })()"), 'the figure is drawn');
+    assert.equal(await page.evaluate("document.querySelectorAll('#run-list tbody tr').length"), 3);
+    assert.equal(await page.evaluate('window.schedlens.views.length'), 2, 'fastest and slowest');
+    assert.ok((await painted(page, 0)) > 0.01 && (await painted(page, 1)) > 0.01, 'both timelines are drawn');
+    assert.equal(await page.evaluate("document.querySelector('#viewer').dataset.complete"), '1');
+    assert.match(await page.evaluate("document.querySelector('#trace').textContent"), /fastest: run 1 .*slowest: run 2/s);
+    assert.ok(await page.evaluate("document.querySelectorAll('#comparison table.sortable tbody tr').length > 0"));
+    assert.deepEqual(requests.filter((r) => r !== url && !r.startsWith('data:')), [], 'no request leaves the page');
+    await page.close();
+  });
+
+  test('an untraced run series: tables and figure, no timeline', async () => {
+    const path = series(dir, 'untraced', false);
+    const { page } = await open(browser, path);
+    assert.deepEqual(page.errors, []);
+    assert.equal(await page.evaluate("document.querySelector('#viewer')"), null);
+    assert.ok(await page.evaluate("(() => { const img = document.querySelector('img.running-times'); return img.complete && img.naturalWidth > 100; })()"));
     await page.close();
   });
 });

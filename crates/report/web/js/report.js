@@ -8,11 +8,13 @@ import { levelFor, tileIndices } from './timescale.js';
 import { duration, escapeHtml, exactTime } from './format.js';
 
 export async function start() {
+  const root = document.getElementById('viewer');
+  // A run series recorded without traces has tables only.
+  if (!root) return finish(null);
   const element = document.getElementById('report-data');
   const doc = element.dataset.doc.split(',').map(Number);
   const source = await new EmbeddedSource(fromBase64(element.textContent), doc).load();
   element.textContent = '';
-  const root = document.getElementById('viewer');
   const app = new App(source, root);
   window.schedlens = app;
   try {
@@ -24,8 +26,14 @@ export async function start() {
   adaptTooltip(app);
   watchResolution(app, source);
   linkIncidents(app);
-  for (const table of document.querySelectorAll('table.sortable')) sortable(table);
   for (const canvas of document.querySelectorAll('canvas.migration-map')) heatMap(canvas, source.doc.traces[Number(canvas.dataset.trace)].migrations);
+  finish(app);
+}
+
+/** Sorts tables, and says the page is ready. */
+function finish(app) {
+  for (const table of document.querySelectorAll('table.sortable')) sortable(table);
+  if (!app) window.schedlens = { complete: true, frame: null, views: [] };
   document.body.dataset.ready = '1';
 }
 
