@@ -8,10 +8,11 @@
 //!
 //! The work is split so that it runs in parallel and in bounded memory:
 //! [`PerfettoFile::encode_events`] encodes each CPU's events straight from the reader's
-//! per-CPU stream on worker threads (the first CPU into the file, the others into scratch
-//! files), [`PerfettoFile::encode_tracks`] sweeps the model's counters while `check`
-//! runs beside it, and [`PerfettoFile::finish`] appends the scratch files in CPU order,
-//! then the tracks — so the bytes never depend on timing. The events need no model when
+//! per-CPU stream on worker threads, into the file in CPU order (see [`sequence`]: the
+//! first unfinished CPU writes to the file, the others hold their bytes until their turn),
+//! [`PerfettoFile::encode_tracks`] sweeps the model's counters in parallel parts (into
+//! scratch files) while `check` runs beside it, and [`PerfettoFile::finish`] appends the
+//! tracks — so the bytes never depend on timing. The events need no model when
 //! nothing filters them: the caller can encode them while it builds the model.
 //!
 //! Full `sched_switch` events are written rather than the column-wise `compact_sched`
@@ -21,6 +22,7 @@
 
 mod ftrace;
 pub mod proto;
+mod sequence;
 mod tracks;
 
 pub use ftrace::EventCounts;
@@ -29,6 +31,7 @@ pub use tracks::TrackCounts;
 use crate::{EventFilter, ExportError, Input, ProgressFn, Result, Scope};
 use ftrace::{CpuEncoder, Plans};
 use prost::Message;
+use sequence::Sequence;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -66,10 +69,8 @@ pub struct PerfettoFile {
     file: File,
 }
 
-/// The events of every CPU: the first CPU's are in the file, the others' in scratch files
-/// (in CPU order).
+/// The events of every CPU, in the file in CPU order.
 pub struct EncodedEvents {
-    scratch: Vec<File>,
     pub counts: EventCounts,
 }
 
@@ -109,39 +110,35 @@ impl PerfettoFile {
         let selection = Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() };
         let total = trace.data_size(&selection);
         let done = AtomicU64::new(0);
+        let sequence = Sequence::new(&self.file, &self.path);
         let results = per_cpu(
             cpus,
             |cpu| {
                 let job = CpuJob { trace, buffer, cpu, plans: &plans, filter: filter.as_ref(), done: &done };
-                self.encode_cpu(&job)
+                self.encode_cpu(&job, &sequence)
             },
             || progress(done.load(Ordering::Relaxed), total),
         );
         progress(total, total);
-        let mut encoded = EncodedEvents { scratch: Vec::new(), counts: EventCounts::default() };
-        for result in results {
-            let (scratch, counts) = result?;
-            encoded.scratch.extend(scratch);
-            encoded.counts.add(&counts);
+        let mut encoded = EncodedEvents { counts: EventCounts::default() };
+        for counts in results {
+            encoded.counts.add(&counts?);
         }
         Ok(encoded)
     }
 
-    /// Encodes one CPU's events: the first CPU's into the file, the others' into a scratch
-    /// file (returned).
-    fn encode_cpu(&self, job: &CpuJob<'_>) -> Result<(Option<File>, EventCounts)> {
+    /// Encodes one CPU's events as the CPU's part of `sequence`.
+    fn encode_cpu(&self, job: &CpuJob<'_>, sequence: &Sequence<'_>) -> Result<EventCounts> {
+        let io = |e| ExportError::io(&self.path, e);
+        let part = sequence.part(job.cpu);
         let selection = Selection::one_cpu(job.buffer, job.cpu);
         if job.trace.data_size(&selection) == 0 {
-            return Ok((None, EventCounts::default()));
+            part.finish().map_err(io)?;
+            return Ok(EventCounts::default());
         }
-        let (sink, scratch) = match job.cpu {
-            0 => (self.file.try_clone().map_err(|e| ExportError::io(&self.path, e))?, false),
-            cpu => (self.scratch(&format!("cpu{cpu}"))?, true),
-        };
-        let mut encoder = CpuEncoder::new(job.plans, job.cpu, sink);
+        let mut encoder = CpuEncoder::new(job.plans, job.cpu, part);
         let mut stream = job.trace.events_of(&selection);
         let (mut count, mut reported) = (0u32, 0u64);
-        let io = |e| ExportError::io(&self.path, e);
         loop {
             count = count.wrapping_add(1);
             if count % (1 << 16) == 0 {
@@ -166,8 +163,9 @@ impl PerfettoFile {
             }
         }
         job.done.fetch_add(stream.bytes_done().saturating_sub(reported), Ordering::Relaxed);
-        let (sink, counts) = encoder.finish().map_err(io)?;
-        Ok((scratch.then_some(sink), counts))
+        let (part, counts) = encoder.finish().map_err(io)?;
+        part.finish().map_err(io)?;
+        Ok(counts)
     }
 
     /// schedlens's tracks: the counters swept from the model in parallel parts (into
@@ -192,12 +190,11 @@ impl PerfettoFile {
         Ok(EncodedTracks { head, scratch: values.parts, tail, counts })
     }
 
-    /// Appends the other CPUs' events and the tracks.
+    /// Appends the tracks after the events.
     pub fn finish(self, events: EncodedEvents, tracks: EncodedTracks) -> Result<PerfettoSummary> {
         let io = |e| ExportError::io(&self.path, e);
         let mut file = self.file;
         file.seek(SeekFrom::End(0)).map_err(io)?;
-        append(&mut file, events.scratch).map_err(io)?;
         file.write_all(&tracks.head).map_err(io)?;
         append(&mut file, tracks.scratch).map_err(io)?;
         file.write_all(&tracks.tail).map_err(io)?;
@@ -207,18 +204,7 @@ impl PerfettoFile {
 
     /// A scratch file beside the output, removed at once (it lives while it is open).
     fn scratch(&self, part: &str) -> Result<File> {
-        let mut name = self.path.clone().into_os_string();
-        name.push(format!(".{part}.scratch"));
-        let path = PathBuf::from(name);
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| ExportError::io(&path, e))?;
-        let _ = std::fs::remove_file(&path);
-        Ok(file)
+        sequence::scratch_file(&self.path, part).map_err(|e| ExportError::io(&self.path, e))
     }
 }
 
