@@ -8,7 +8,13 @@
 // and the drawing time of every frame; the tile requests' times; the page's JS heap and
 // tile cache before and after the walk.
 //
-//   node bench.mjs URL [--think MS] [--steps N] [--json]
+// Drawing is reported twice: the JS of each frame, and the same with the canvas's own
+// rasterising (forced by reading one pixel back), which is what the user waits for.
+//
+//   node bench.mjs URL [--think MS] [--rounds N] [--json] [--loads] [--profile] [--profile-load]
+//   --loads: every request of the first view (start → end after navigation);
+//   --profile / --profile-load: the page's JS self time per function during the walk /
+//   until the first complete view.
 
 import { Browser } from './cdp.mjs';
 
@@ -29,6 +35,27 @@ const quantile = (values, q) => {
 const summary = (values) => ({ n: values.length, p50: quantile(values, 0.5), p95: quantile(values, 0.95), max: Math.max(...values) });
 const ms = (v) => `${v.toFixed(1)} ms`;
 
+async function startProfile(page) {
+  await page.send('Profiler.enable');
+  await page.send('Profiler.setSamplingInterval', { interval: 200 });
+  await page.send('Profiler.start');
+}
+
+/** Stops the profiler and prints the 25 functions that took the most self time. */
+async function printProfile(page, title) {
+  const { profile } = await page.send('Profiler.stop');
+  const self = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const name = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}`;
+    self.set(name, (self.get(name) || 0) + (profile.timeDeltas[i] || 0) / 1000);
+  });
+  const top = [...self].filter(([n]) => !n.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, 25);
+  console.log(title);
+  for (const [name, t] of top) console.log(`  ${t.toFixed(0).padStart(6)} ms  ${name}`);
+}
+
 const browser = await Browser.launch();
 try {
   const page = await browser.newPage({ width: 1600, height: 1000 });
@@ -47,11 +74,17 @@ try {
     }
     await new Promise((r) => setTimeout(r, 5));
   }
+  // --profile-load: the page's JS CPU profile of the first view, self time per function.
+  const profilingLoad = args.includes('--profile-load');
+  if (profilingLoad) await startProfile(page);
   await page.send('Page.navigate', { url });
   await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000);
   const firstView = performance.now() - ready;
+  if (profilingLoad) await printProfile(page, 'JS self time until the first complete view:');
   const inPage = await page.evaluate('window.schedlens.firstCompleteAt');
   const timelineInPage = await page.evaluate('window.schedlens.firstTimelineAt');
+  // Where the first view's time went: each resource's request and answer after navigation start.
+  const loads = await page.evaluate(`performance.getEntriesByType('resource').map((e) => [e.name.replace(location.origin, ''), e.startTime, e.responseEnd])`);
   const heap = async () => {
     const { metrics } = await page.send('Performance.getMetrics');
     const get = (name) => metrics.find((m) => m.name === name).value;
@@ -67,6 +100,9 @@ try {
   }
   const prepared = performance.now() - ready;
   const before = await heap();
+  // --profile: the page's JS CPU profile during the walk, self time per function.
+  const profiling = args.includes('--profile');
+  if (profiling) await startProfile(page);
   // The walk, in the page: each step changes the window and waits until it is drawn.
   const walk = await page.evaluate(`(async () => {
     const app = window.schedlens;
@@ -75,15 +111,26 @@ try {
     let seed = 12345;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
     const steps = [];
+    // A frame's drawing with the canvas's own rasterising (deferred until the frame is
+    // shown, or forced here by reading a pixel back), not only the JS that records it.
+    const flushed = [];
+    const render = app.render.bind(app);
+    app.render = () => {
+      const began = performance.now();
+      render();
+      for (const view of app.views) view.base.getContext('2d').getImageData(0, 0, 1, 1);
+      flushed.push(performance.now() - began);
+    };
     const step = async (kind, window) => {
       const drawsBefore = app.stats.drawMs.length;
+      const flushedBefore = flushed.length;
       const began = performance.now();
       app.setWindow(window);
       for (;;) {
         await frame();
         if (app.complete) break;
       }
-      steps.push({ kind, ms: performance.now() - began, draws: app.stats.drawMs.slice(drawsBefore) });
+      steps.push({ kind, ms: performance.now() - began, draws: app.stats.drawMs.slice(drawsBefore), flushed: flushed.slice(flushedBefore) });
       await sleep(${think});
     };
     for (let round = 0; round < ${rounds}; round++) {
@@ -106,14 +153,20 @@ try {
     return { steps, tiles };
   })()`);
   const after = await heap();
+  const parts = await page.evaluate('JSON.stringify(window.schedlens.views.map((v) => v.stats))');
+  if (profiling) await printProfile(page, 'JS self time during the walk:');
   const stepMs = walk.steps.filter((s) => s.kind !== 'whole').map((s) => s.ms);
   const draws = walk.steps.flatMap((s) => s.draws);
+  const flushedDraws = walk.steps.flatMap((s) => s.flushed);
   const byKind = {};
   for (const s of walk.steps) (byKind[s.kind] ||= []).push(s.ms);
   const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
   console.log(`trace: ${meta}`);
   console.log(`first complete view: ${ms(firstView)} after the server was ready (${ms(inPage)} after navigation start)`);
   console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server was ready`);
+  if (args.includes('--loads')) {
+    for (const [name, start, end] of loads) console.log(`    ${start.toFixed(0).padStart(5)} → ${end.toFixed(0).padStart(5)} ms  ${name.slice(0, 110)}`);
+  }
   console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server was ready`);
   const s = summary(stepMs);
   console.log(`zoom/pan steps (think time ${think} ms): n=${s.n} p50 ${ms(s.p50)} p95 ${ms(s.p95)} max ${ms(s.max)}`);
@@ -122,11 +175,14 @@ try {
     console.log(`  ${kind.padEnd(9)} n=${k.n} p50 ${ms(k.p50)} p95 ${ms(k.p95)} max ${ms(k.max)}`);
   }
   const d = summary(draws);
-  console.log(`drawing per frame: n=${d.n} p50 ${ms(d.p50)} p95 ${ms(d.p95)} max ${ms(d.max)}`);
+  console.log(`drawing per frame (JS): n=${d.n} p50 ${ms(d.p50)} p95 ${ms(d.p95)} max ${ms(d.max)}`);
+  const f = summary(flushedDraws);
+  console.log(`drawing per frame with rasterising: n=${f.n} p50 ${ms(f.p50)} p95 ${ms(f.p95)} max ${ms(f.max)}`);
+  console.log(`  render's parts (ms, summed over the whole session; bands kept = repaints skipped): ${parts}`);
   const t = summary(walk.tiles);
   console.log(`tile requests: n=${t.n} p50 ${ms(t.p50)} p95 ${ms(t.p95)} max ${ms(t.max)}`);
   console.log(`page memory: JS heap ${before.heapMB.toFixed(1)} MB -> ${after.heapMB.toFixed(1)} MB; tile cache ${before.tilesMB.toFixed(1)} MB -> ${after.tilesMB.toFixed(1)} MB`);
-  if (args.includes('--json')) console.log(JSON.stringify({ firstView, inPage, steps: s, draws: d, tiles: t, before, after }));
+  if (args.includes('--json')) console.log(JSON.stringify({ firstView, inPage, steps: s, draws: d, rasterised: f, tiles: t, before, after }));
 } finally {
   await browser.close();
 }

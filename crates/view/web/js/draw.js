@@ -16,14 +16,17 @@ export const COLORS = Object.freeze({
 });
 
 /** Runqueue length colours (crates/figures running_waiting_plot HEAT), as 0xAABBGGRR. */
-export const HEAT = [
-  [255, 255, 255],
-  [200, 230, 200],
-  [255, 220, 90],
-  [250, 150, 40],
-  [225, 60, 30],
-  [140, 20, 20],
-].map(([r, g, b]) => (0xff000000 | (b << 16) | (g << 8) | r) >>> 0);
+export const HEAT = Uint32Array.from(
+  [
+    [255, 255, 255],
+    [200, 230, 200],
+    [255, 220, 90],
+    [250, 150, 40],
+    [225, 60, 30],
+    [140, 20, 20],
+  ],
+  ([r, g, b]) => (0xff000000 | (b << 16) | (g << 8) | r) >>> 0,
+);
 
 export const HEAT_CSS = ['#ffffff', '#c8e6c8', '#ffdc5a', '#fa9628', '#e13c1e', '#8c1414'];
 
@@ -46,37 +49,59 @@ export function dim(color) {
  * Where each device pixel column of the plot reads its data: for pixel x, the tile
  * (`slot[x]`, an index into `tiles`, -1 when none is loaded), the column at the pixel's
  * centre (`center[x]`: its colour) and the columns [first, last] the pixel covers
- * (their extremes: running/waiting, runqueues). `find(t)` returns the tile covering time
- * t as {tile, start, columnNs}, or null.
+ * (their extremes: running/waiting, runqueues). `runs` lists the stretches of pixels
+ * that read one tile (or none) as (slot, from, to) triples, `runCount` of them, so the
+ * painters look a tile up once per stretch rather than once per pixel. `find(t)` returns
+ * the tile covering time t as {tile, start, columnNs}, or null.
  */
 export function sampleColumns(width, t0, nsPerPx, find) {
   const slot = new Int32Array(width);
   const center = new Int32Array(width);
   const first = new Int32Array(width);
   const last = new Int32Array(width);
+  const runs = new Int32Array(width * 3);
+  let runCount = 0;
   const tiles = [];
   const index = new Map();
   for (let x = 0; x < width; x++) {
     const hit = find(t0 + (x + 0.5) * nsPerPx);
-    if (!hit) {
-      slot[x] = -1;
-      continue;
-    }
-    let s = index.get(hit.tile);
-    if (s === undefined) {
-      s = tiles.length;
-      tiles.push(hit.tile);
-      index.set(hit.tile, s);
+    let s = -1;
+    if (hit) {
+      s = index.get(hit.tile);
+      if (s === undefined) {
+        s = tiles.length;
+        tiles.push(hit.tile);
+        index.set(hit.tile, s);
+      }
+      const max = hit.tile.columns - 1;
+      const column = (t) => (t - hit.start) / hit.columnNs;
+      const c = Math.min(max, Math.max(0, Math.floor(column(t0 + (x + 0.5) * nsPerPx))));
+      center[x] = c;
+      first[x] = Math.min(c, Math.max(0, Math.floor(column(t0 + x * nsPerPx))));
+      last[x] = Math.max(c, Math.min(max, Math.ceil(column(t0 + (x + 1) * nsPerPx)) - 1));
     }
     slot[x] = s;
-    const max = hit.tile.columns - 1;
-    const column = (t) => (t - hit.start) / hit.columnNs;
-    const c = Math.min(max, Math.max(0, Math.floor(column(t0 + (x + 0.5) * nsPerPx))));
-    center[x] = c;
-    first[x] = Math.min(c, Math.max(0, Math.floor(column(t0 + x * nsPerPx))));
-    last[x] = Math.max(c, Math.min(max, Math.ceil(column(t0 + (x + 1) * nsPerPx)) - 1));
+    if (runCount && runs[(runCount - 1) * 3] === s) runs[(runCount - 1) * 3 + 2] = x + 1;
+    else {
+      runs[runCount * 3] = s;
+      runs[runCount * 3 + 1] = x;
+      runs[runCount * 3 + 2] = x + 1;
+      runCount++;
+    }
   }
-  return { tiles, slot, center, first, last };
+  return { tiles, slot, center, first, last, runs, runCount };
+}
+
+/** A scratch line of at least `width` pixels (one per module: painting is synchronous). */
+let scratch = new Uint32Array(0);
+function scratchLine(width) {
+  if (scratch.length < width) scratch = new Uint32Array(width);
+  return scratch.subarray(0, width);
+}
+
+/** Copies `line` into the device pixel rows [y0, y1) of `pixels` at column `x0`. */
+function fillRows(pixels, stride, line, x0, y0, y1) {
+  for (let y = y0; y < y1; y++) pixels.set(line, y * stride + x0);
 }
 
 /**
@@ -88,57 +113,80 @@ export function sampleColumns(width, t0, nsPerPx, find) {
  */
 export function paintTimeline(pixels, stride, area, rows, sample, options = {}) {
   const { x0, top, width, rowPx, inset } = area;
-  const { tiles, slot, center } = sample;
+  const { tiles, center, runs, runCount } = sample;
   const highlight = options.highlight;
-  const line = new Uint32Array(width);
+  const line = scratchLine(width);
+  const background = COLORS.background;
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
-    for (let x = 0; x < width; x++) {
-      const s = slot[x];
+    for (let k = 0; k < runCount; k++) {
+      const s = runs[k * 3];
+      const from = runs[k * 3 + 1];
+      const to = runs[k * 3 + 2];
       const tile = s < 0 ? null : tiles[s];
-      if (!tile || !tile.colors) {
-        line[x] = COLORS.missing;
+      const colors = tile && tile.colors;
+      if (!colors) {
+        line.fill(COLORS.missing, from, to);
         continue;
       }
-      const at = cpu * tile.columns + center[x];
-      const color = tile.colors[at] || COLORS.background;
-      if (!highlight) {
-        line[x] = color;
-        continue;
-      }
-      const marks = highlight.sample.slot[x] < 0 ? null : highlight.sample.tiles[highlight.sample.slot[x]];
-      const marked = marks && marks.highlight && marks.highlight[cpu * marks.columns + highlight.sample.center[x]];
-      if (marked) line[x] = highlight.color ?? (color === COLORS.background ? 0xff1e1e1e : color);
-      else line[x] = color === COLORS.background ? color : dim(color);
+      const base = cpu * tile.columns;
+      for (let x = from; x < to; x++) line[x] = colors[base + center[x]] || background;
     }
+    if (highlight) markFollowed(line, cpu, highlight);
     const bottom = top + (rows.length - r) * rowPx;
-    const y0 = bottom - rowPx + inset;
-    const y1 = bottom - inset;
-    for (let y = y0; y < y1; y++) pixels.set(line, y * stride + x0);
+    fillRows(pixels, stride, line, x0, bottom - rowPx + inset, bottom - inset);
   }
 }
+
+/** Dims a painted timeline line except where followed tasks ran (see `paintTimeline`). */
+function markFollowed(line, cpu, highlight) {
+  const { tiles, slot, center } = highlight.sample;
+  for (let x = 0; x < line.length; x++) {
+    const color = line[x];
+    if (color === COLORS.missing) continue;
+    const marks = slot[x] < 0 ? null : tiles[slot[x]];
+    const marked = marks && marks.highlight && marks.highlight[cpu * marks.columns + center[x]];
+    if (marked) line[x] = highlight.color ?? (color === COLORS.background ? 0xff1e1e1e : color);
+    else if (color !== COLORS.background) line[x] = dim(color);
+  }
+}
+
+const HEAT_TOP = HEAT.length - 1;
+/** HEAT as signed integers: the same bits, kept unboxed in the painting loop. */
+const HEAT_INT = new Int32Array(HEAT.buffer);
 
 /** Paints runqueue strips (top to bottom in `rows`): the longest queue in each pixel. */
 export function paintQueue(pixels, stride, area, rows, sample) {
   const { x0, top, width, rowPx } = area;
-  const { tiles, slot, first, last } = sample;
-  const line = new Uint32Array(width);
+  const { tiles, first, last, runs, runCount } = sample;
+  const line = new Int32Array(scratchLine(width).buffer, 0, width);
+  const heat = HEAT_INT;
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
-    for (let x = 0; x < width; x++) {
-      const s = slot[x];
+    for (let k = 0; k < runCount; k++) {
+      const s = runs[k * 3];
+      const from = runs[k * 3 + 1];
+      const to = runs[k * 3 + 2];
       const tile = s < 0 ? null : tiles[s];
-      if (!tile || !tile.queue) {
-        line[x] = COLORS.missing;
+      const queue = tile && tile.queue;
+      if (!queue) {
+        line.fill(COLORS.missing, from, to);
         continue;
       }
-      let most = 0;
       const base = cpu * tile.columns;
-      for (let c = first[x]; c <= last[x]; c++) most = Math.max(most, tile.queue[base + c]);
-      line[x] = HEAT[Math.min(most, HEAT.length - 1)];
+      for (let x = from; x < to; x++) {
+        // A pixel mostly covers one to three columns: those read without a loop.
+        const a = base + first[x];
+        const b = base + last[x];
+        let most = queue[a];
+        const end = queue[b];
+        if (end > most) most = end;
+        for (let c = a + 1; c < b; c++) if (queue[c] > most) most = queue[c];
+        line[x] = heat[most > HEAT_TOP ? HEAT_TOP : most];
+      }
     }
     const y0 = top + r * rowPx;
-    for (let y = y0; y < y0 + rowPx; y++) pixels.set(line, y * stride + x0);
+    fillRows(pixels, stride, line, x0, y0, y0 + rowPx);
   }
 }
 
@@ -175,23 +223,47 @@ export function runningWaitingColumns(sample, width) {
   return out;
 }
 
-/** The envelope line of one count (see crates/figures running_waiting_plot). */
-export function envelopePath(ctx, extents, width, x0, yOf, scale = 1) {
-  ctx.beginPath();
-  let drawing = false;
+/** `rgb(r,g,b)` at `alpha` over white, as 0xAABBGGRR. */
+function overWhite([r, g, b], alpha) {
+  const f = (c) => Math.round(255 + (c - 255) * alpha);
+  return (0xff000000 | (f(b) << 16) | (f(g) << 8) | f(r)) >>> 0;
+}
+
+/** The waiting-while-idle shades: four steps, stronger the more of a pixel it covered. */
+const WASTED_SHADES = [0.25, 0.5, 0.75, 1].map((alpha) => overWhite(COLORS.wasted, alpha));
+const RUNNING = packColor('#149628');
+const TOTAL = packColor('#d71e1e');
+
+/**
+ * Paints the running/waiting track into `pixels` (`stride` wide, `height` rows, the
+ * track's own band): each pixel column shaded by its share of waiting while a core
+ * idled, then the envelopes of running + waiting (red) and running (green) tasks — per
+ * column a vertical stroke over the values it took, joined to the previous column's
+ * last value, `thickness` pixels thick — as the step lines of crates/figures'
+ * running/waiting plot. `yOf(v)` is the row of value v. Pixels, not paths: stroking
+ * thousands of joined segments cost the canvas ~80 ms per frame.
+ */
+export function paintRunningWaiting(pixels, stride, height, data, width, yOf, thickness = 2) {
   for (let x = 0; x < width; x++) {
-    const first = extents[x * 4];
-    if (Number.isNaN(first)) {
-      drawing = false;
-      continue;
+    const share = data.wasted[x];
+    const color = share > 0 ? WASTED_SHADES[Math.min(4, Math.max(1, Math.ceil(share * 4))) - 1] : COLORS.background;
+    for (let y = 0, at = x; y < height; y++, at += stride) pixels[at] = color;
+  }
+  const clampRow = (y) => Math.max(0, Math.min(height - 1, Math.round(y)));
+  for (const [extents, color] of [[data.total, TOTAL], [data.running, RUNNING]]) {
+    let previous = NaN;
+    for (let x = 0; x < width; x++) {
+      const first = extents[x * 4];
+      if (Number.isNaN(first)) {
+        previous = NaN;
+        continue;
+      }
+      let low = Math.min(extents[x * 4 + 1], Number.isNaN(previous) ? first : previous);
+      let high = Math.max(extents[x * 4 + 2], Number.isNaN(previous) ? first : previous);
+      const top = clampRow(yOf(high) - thickness / 2);
+      const bottom = clampRow(yOf(low) + thickness / 2 - 1);
+      for (let y = top, at = top * stride + x; y <= bottom; y++, at += stride) pixels[at] = color;
+      previous = extents[x * 4 + 3];
     }
-    const px = x0 + x / scale;
-    if (!drawing) ctx.moveTo(px, yOf(first));
-    else ctx.lineTo(px, yOf(first));
-    ctx.lineTo(px, yOf(extents[x * 4 + 1]));
-    ctx.lineTo(px, yOf(extents[x * 4 + 2]));
-    ctx.lineTo(px, yOf(extents[x * 4 + 3]));
-    ctx.lineTo(px + 1 / scale, yOf(extents[x * 4 + 3]));
-    drawing = true;
   }
 }

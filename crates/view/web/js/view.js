@@ -5,11 +5,40 @@
 // in while the right one loads).
 
 import { tileKey } from './source.js';
-import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, envelopePath } from './draw.js';
+import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
 import { levelFor, tileIndices, tileSpan } from './timescale.js';
 import { escapeHtml } from './format.js';
 
 export const GUTTER_LEFT = 48;
+
+/** Sums the time between laps into `parts[name]`. */
+class Clock {
+  constructor(parts) {
+    this.parts = parts;
+    this.last = performance.now();
+  }
+
+  lap(name) {
+    const now = performance.now();
+    this.parts[name] = (this.parts[name] || 0) + now - this.last;
+    this.last = now;
+  }
+}
+
+/**
+ * Whether a band painted from `band.painted` would get the same pixels now: the same
+ * window, rows and tiles at the same pixels (a tile that arrived for another layer
+ * repaints nothing here).
+ */
+function unchanged(band, scale, rows, sample) {
+  const before = band.painted;
+  if (!before || before.rows !== rows || before.scale.start !== scale.start || before.scale.span !== scale.span) return false;
+  const old = before.sample;
+  if (old.runCount !== sample.runCount || old.tiles.length !== sample.tiles.length) return false;
+  for (let i = 0; i < sample.tiles.length; i++) if (old.tiles[i] !== sample.tiles[i]) return false;
+  for (let i = 0; i < sample.runCount * 3; i++) if (old.runs[i] !== sample.runs[i]) return false;
+  return true;
+}
 export const GUTTER_RIGHT = 34;
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 const MARKER = '#7a3cc8';
@@ -27,6 +56,7 @@ export class TraceView {
     this.index = index;
     this.meta = meta;
     this.heights = rowHeights(meta.cpus);
+    this.stats = { bandsKept: 0, parts: {} }; // parts: ms spent per part of render, summed
     this.markers = [];
     this.markerInfo = null;
     this.task = null; // the followed task's details (moves, wakeups)
@@ -128,24 +158,39 @@ export class TraceView {
     return [];
   }
 
-  /** A sampler over cached tiles like `spec`, with coarser or finer ones standing in. */
+  /**
+   * A sampler over cached tiles like `spec`, with coarser or finer ones standing in.
+   * Consecutive pixels mostly fall in the tile of the level asked for that the previous
+   * pixel found: that one is tried first, without a lookup.
+   */
   finder(spec) {
     const store = this.app.store;
-    const memo = new Map();
+    const memo = new Map(); // level → (index → hit or null)
     const { start, end } = this.meta;
     const levels = [0, 1, 2, 3, 4, 5, 6, -1, -2].map((d) => spec.level + d).filter((l) => l >= 0 && l <= this.app.meta.maxLevel);
-    return (t) => {
-      if (t < start || t >= end) return { tile: this.empty, start: t, columnNs: Infinity };
-      for (const level of levels) {
+    const outside = { tile: this.empty, start: 0, columnNs: Infinity };
+    let best = null; // the last hit at the level asked for
+    const lookup = (level, index) => {
+      let known = memo.get(level);
+      if (!known) memo.set(level, (known = new Map()));
+      let hit = known.get(index);
+      if (hit === undefined) {
         const span = tileSpan(level, spec.columns);
-        const index = Math.floor(t / span);
-        const id = `${level}:${index}`;
-        let tile = memo.get(id);
-        if (tile === undefined) {
-          tile = store.get(tileKey(this.index, { ...spec, level, index })) || null;
-          memo.set(id, tile);
+        const tile = store.get(tileKey(this.index, { ...spec, level, index })) || null;
+        hit = tile && { tile, start: index * span, end: (index + 1) * span, columnNs: 2 ** level, level };
+        known.set(index, hit);
+      }
+      return hit;
+    };
+    return (t) => {
+      if (t < start || t >= end) return outside;
+      if (best && t >= best.start && t < best.end) return best;
+      for (const level of levels) {
+        const hit = lookup(level, Math.floor(t / tileSpan(level, spec.columns)));
+        if (hit) {
+          if (level === levels[0]) best = hit;
+          return hit;
         }
-        if (tile) return { tile, start: index * span, columnNs: 2 ** level };
       }
       return null;
     };
@@ -166,13 +211,7 @@ export class TraceView {
     const specs = this.specs(scale);
     const rows = this.rows();
     const cpus = rows.map((r) => r.cpu);
-    if (!this.image || this.image.width !== plotPx || this.image.height !== this.base.height) {
-      this.image = ctx.createImageData(plotPx, this.base.height);
-      this.pixels = new Uint32Array(this.image.data.buffer);
-    }
-    const image = this.image;
-    const pixels = this.pixels;
-    pixels.fill(COLORS.background);
+    const clock = new Clock(this.stats.parts);
     const timelineSample = sampleColumns(plotPx, scale.start, nsPerDevPx, this.finder(specs[0]));
     const hlSpec = specs.find((s) => s.layers === 'h');
     let highlight = null;
@@ -183,24 +222,59 @@ export class TraceView {
     }
     const rowPx = Math.round(this.heights.row * dpr);
     const inset = this.heights.row >= 8 ? Math.round(this.heights.row * 0.1 * dpr) : 0;
-    paintTimeline(pixels, plotPx, { x0: 0, top: Math.round(g.timeline.top * dpr), width: plotPx, rowPx, inset }, cpus, timelineSample, { highlight });
+    clock.lap('sample');
+    const timeline = this.band('timeline', ctx, plotPx, rows.length * rowPx);
+    if (!highlight && unchanged(timeline, scale, rows, timelineSample)) this.stats.bandsKept++;
+    else paintTimeline(timeline.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx, inset }, cpus, timelineSample, { highlight });
+    timeline.painted = highlight ? null : { scale, rows, sample: timelineSample };
+    clock.lap('timeline');
+    ctx.putImageData(timeline.image, x0, Math.round(g.timeline.top * dpr));
+    clock.lap('put');
     let rwColumns = null;
     const rqSpec = specs.find((s) => s.layers === 'rq');
     if (rqSpec) {
       const sample = sampleColumns(plotPx, scale.start, nsPerDevPx, this.finder(rqSpec));
       if (g.queue) {
         const stripPx = Math.round(this.heights.strip * dpr);
-        paintQueue(pixels, plotPx, { x0: 0, top: Math.round(g.queue.top * dpr), width: plotPx, rowPx: stripPx }, [...cpus].reverse(), sample);
+        const queue = this.band('queue', ctx, plotPx, rows.length * stripPx);
+        if (unchanged(queue, scale, rows, sample)) this.stats.bandsKept++;
+        else paintQueue(queue.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx: stripPx }, [...cpus].reverse(), sample);
+        queue.painted = { scale, rows, sample };
+        clock.lap('queue');
+        ctx.putImageData(queue.image, x0, Math.round(g.queue.top * dpr));
+        clock.lap('put');
       }
-      if (g.rw) rwColumns = runningWaitingColumns(sample, plotPx);
+      if (g.rw) {
+        const kept = this.rwKept;
+        rwColumns = kept && kept.width === plotPx && unchanged(kept, scale, rows, sample) ? kept.columns : runningWaitingColumns(sample, plotPx);
+        this.rwKept = { painted: { scale, rows, sample }, width: plotPx, columns: rwColumns };
+      }
     }
     this.sampled = { timeline: timelineSample, rw: rwColumns, plotPx, nsPerDevPx };
-    ctx.putImageData(image, x0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    clock.lap('rwColumns');
     if (g.rw && rwColumns) this.drawRunningWaiting(ctx, rwColumns, plotPx);
+    clock.lap('rw');
     this.drawFrames(ctx, rows);
     this.drawEnd(ctx, scale);
     this.drawMarkers(ctx, scale);
+    clock.lap('labels');
+  }
+
+  /**
+   * The pixels of one image band (timeline rows, runqueue strips), kept from frame to
+   * frame: every pixel a painter does not write (a row's inset) stays background.
+   */
+  band(name, ctx, width, height) {
+    this.bands ||= {};
+    let band = this.bands[name];
+    if (!band || band.image.width !== width || band.image.height !== Math.max(1, height)) {
+      const image = ctx.createImageData(width, Math.max(1, height));
+      const pixels = new Uint32Array(image.data.buffer);
+      pixels.fill(COLORS.background);
+      band = this.bands[name] = { image, pixels };
+    }
+    return band;
   }
 
   drawRunningWaiting(ctx, data, plotPx) {
@@ -212,26 +286,17 @@ export class TraceView {
     const yMax = most * 1.1;
     const yOf = (v) => top + height - (v / yMax) * height;
     this.rwScale = { yMax };
-    const scale = this.dpr;
-    // Waiting while a core idled: shaded, stronger the more of the pixel it covered
-    // (four steps, one path each).
-    const levels = [[], [], [], []];
-    for (let x = 0; x < plotPx; x++) {
-      const share = data.wasted[x];
-      if (share > 0) levels[Math.min(4, Math.max(1, Math.ceil(share * 4))) - 1].push(x);
-    }
-    levels.forEach((xs, level) => {
-      if (!xs.length) return;
-      ctx.fillStyle = `rgba(${COLORS.wasted.join(',')},${[0.25, 0.5, 0.75, 1][level]})`;
-      ctx.beginPath();
-      for (let i = 0; i < xs.length; ) {
-        let j = i;
-        while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
-        ctx.rect(g.x0 + xs[i] / scale, top, (xs[j] - xs[i] + 1) / scale, height);
-        i = j + 1;
-      }
-      ctx.fill();
-    });
+    const dpr = this.dpr;
+    const bandTop = Math.round(top * dpr);
+    const band = this.band('rw', ctx, plotPx, Math.round((top + height) * dpr) - bandTop);
+    const rowOf = (v) => yOf(v) * dpr - bandTop;
+    if (band.painted && band.painted.data === data && band.painted.yMax === yMax) this.stats.bandsKept++;
+    else paintRunningWaiting(band.pixels, plotPx, band.image.height, data, plotPx, rowOf, Math.max(1, Math.round(1.5 * dpr)));
+    band.painted = { data, yMax };
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.putImageData(band.image, Math.round(g.x0 * dpr), bandTop);
+    ctx.restore();
     ctx.save();
     ctx.setLineDash([2, 3]);
     ctx.strokeStyle = '#000';
@@ -241,14 +306,6 @@ export class TraceView {
     ctx.lineTo(g.x0 + g.plotWidth, Math.round(yOf(cores)) + 0.5);
     ctx.stroke();
     ctx.restore();
-    ctx.lineWidth = 1.5;
-    ctx.lineJoin = 'round';
-    ctx.strokeStyle = COLORS.total;
-    envelopePath(ctx, data.total, plotPx, g.x0, yOf, scale);
-    ctx.stroke();
-    ctx.strokeStyle = COLORS.running;
-    envelopePath(ctx, data.running, plotPx, g.x0, yOf, scale);
-    ctx.stroke();
     ctx.fillStyle = COLORS.ink;
     ctx.font = FONT;
     ctx.textAlign = 'right';
