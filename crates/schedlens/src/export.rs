@@ -3,9 +3,10 @@
 //! the `otf2` feature). The writers live in the `export` crate; this is the glue.
 
 use crate::Outcome;
-use crate::common::{Loaded, WindowArgs, load_model};
+use crate::common::{Loaded, WindowArgs, load_model, open_trace};
 use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
+use export::perfetto::{PerfettoFile, PerfettoSummary};
 use export::{Input, Scope};
 use model::Nanos;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,10 @@ pub fn run(args: Args) -> Result<Outcome> {
 }
 
 fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
+    let context = || format!("exporting {} as {:?}", path.display(), args.format);
+    if args.format == Format::Perfetto && filters_nothing(&args.window) {
+        return perfetto_while_modelling(args, path).with_context(context);
+    }
     let Loaded { trace, model, buffer, outcome } = load_model(path, model::Detail::FULL)?;
     let (window, origin) = args.window.resolve(&model, path)?;
     let scope = Scope::new(&model, window, origin, args.window.filter());
@@ -71,19 +76,9 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let bar = Progress::bytes(trace.data_size(&tracedat::Selection::all()), "exporting");
     let mut progress = |done: u64, _total: u64| bar.set(done);
     let out = &args.output;
-    let context = || format!("exporting {} as {:?}", path.display(), args.format);
     let message = match args.format {
         Format::Perfetto => {
-            let s = export::perfetto::write(&input, out, &mut progress).with_context(context)?;
-            format!(
-                "{}: {} events ({} as generic events), {} counter values, {} incidents, {} bytes",
-                out.display(),
-                s.known_events + s.generic_events,
-                s.generic_events,
-                s.tracks.counter_values,
-                s.tracks.incident_slices,
-                s.bytes
-            )
+            perfetto_message(out, &export::perfetto::write(&input, out, &mut progress).with_context(context)?)
         }
         Format::Parquet => {
             let name = args.name.clone().unwrap_or_else(|| default_name(path));
@@ -96,6 +91,66 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     drop(bar);
     println!("{message}");
     Ok(outcome)
+}
+
+/// A Perfetto export of every event: the events need no model, so they are encoded while
+/// the model is built (its progress bar shows the reading), then the tracks.
+fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
+    let trace = open_trace(path)?;
+    // The buffer Model::build reads: the top one, else the first.
+    let buffers = trace.buffers();
+    let buffer = buffers.iter().find(|b| b.name.is_empty()).or(buffers.first()).map(|b| b.name.clone());
+    let out = &args.output;
+    let file = PerfettoFile::create(out, &trace)?;
+    let (events, loaded) = std::thread::scope(|scope| {
+        let events = buffer.as_ref().map(|buffer| {
+            std::thread::Builder::new()
+                .name("perfetto-events".into())
+                .spawn_scoped(scope, || file.encode_events(&trace, buffer, None, &mut |_, _| {}))
+                .expect("a thread can be started")
+        });
+        let loaded = load_model(path, model::Detail::FULL);
+        (events.map(|events| events.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))), loaded)
+    });
+    let summary = loaded.and_then(|loaded| {
+        anyhow::ensure!(Some(&loaded.buffer) == buffer.as_ref(), "the model read buffer {:?}", loaded.buffer);
+        let events = events.expect("the model found a buffer")?;
+        let (window, origin) = args.window.resolve(&loaded.model, path)?;
+        let scope = Scope::new(&loaded.model, window, origin, args.window.filter());
+        let affinity = crate::check::recorded_affinity(&loaded.trace);
+        let input = Input {
+            trace: &loaded.trace,
+            model: &loaded.model,
+            buffer: &loaded.buffer,
+            scope: &scope,
+            min_lost: Nanos((args.min_lost * 1e6) as u64),
+            affinity: affinity.as_ref(),
+        };
+        let tracks = file.encode_tracks(&input)?;
+        Ok((file.finish(events, tracks)?, loaded.outcome))
+    });
+    let (summary, outcome) = summary.inspect_err(|_| {
+        let _ = std::fs::remove_file(out);
+    })?;
+    println!("{}", perfetto_message(out, &summary));
+    Ok(outcome)
+}
+
+/// Whether the window options leave every event in.
+fn filters_nothing(window: &WindowArgs) -> bool {
+    window.min.is_none() && window.max.is_none() && !window.after_sleep && !window.forked
+}
+
+fn perfetto_message(out: &Path, s: &PerfettoSummary) -> String {
+    format!(
+        "{}: {} events ({} as generic events), {} counter values, {} incidents, {} bytes",
+        out.display(),
+        s.events.known + s.events.generic,
+        s.events.generic,
+        s.tracks.counter_values,
+        s.tracks.incident_slices,
+        s.bytes
+    )
 }
 
 #[cfg(feature = "otf2")]

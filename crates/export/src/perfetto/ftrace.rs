@@ -2,7 +2,8 @@
 //! Perfetto's own recorder writes them. Events Perfetto knows (the scheduler's, task
 //! renames, trace markers) get their own messages, so its UI draws CPU tracks, thread
 //! states and wakeups from them; every other event is a `GenericFtraceEvent` carrying all
-//! its fields. Each field is resolved once per event format.
+//! its fields. Each field is resolved once per event format, and every event is written
+//! straight into its bundle, in place (one buffer per CPU, no allocation per event).
 
 use super::proto::{self, KNOWN_EVENTS, Wire};
 use crate::protobuf;
@@ -10,8 +11,10 @@ use std::io::{self, Write};
 use tracedat::format::{EventFormat, Field};
 use tracedat::{Event, FieldRef, Formats, Value};
 
-/// A bundle is written out when its events reach this many bytes.
+/// A bundle is closed when its events reach this many bytes.
 const BUNDLE_BYTES: usize = 32 * 1024;
+/// Closed bundles are written out when they reach this many bytes.
+const WRITE_BYTES: usize = 1 << 20;
 
 enum Access {
     Int(FieldRef),
@@ -24,29 +27,14 @@ enum Plan {
     Generic { name: String, fields: Vec<Field> },
 }
 
-#[derive(Default)]
-struct Bundle {
-    events: Vec<u8>,
-    count: u64,
-    lost: bool,
-}
-
-/// Encodes events into per-CPU bundles and writes full bundles as trace packets.
-pub struct FtraceEncoder {
+/// How every event format of a trace is written, shared by the CPUs' encoders.
+pub struct Plans {
     plans: Vec<Option<Plan>>,
     common_flags: Option<FieldRef>,
-    bundles: Vec<Bundle>,
-    message: Vec<u8>,
-    event: Vec<u8>,
-    field: Vec<u8>,
-    /// Events written, as Perfetto's own messages and as generic events.
-    pub known_events: u64,
-    pub generic_events: u64,
-    pub lost_marks: u64,
 }
 
-impl FtraceEncoder {
-    pub fn new(formats: &Formats) -> FtraceEncoder {
+impl Plans {
+    pub fn new(formats: &Formats) -> Plans {
         let mut plans: Vec<Option<Plan>> = Vec::new();
         for format in formats.iter() {
             let slot = format.id as usize;
@@ -59,100 +47,127 @@ impl FtraceEncoder {
             plans[slot] = Some(plan_of(format));
         }
         let common_flags = formats.iter().next().and_then(|f| f.field("common_flags")).and_then(FieldRef::of);
-        FtraceEncoder {
-            plans,
-            common_flags,
-            bundles: Vec::new(),
-            message: Vec::with_capacity(256),
-            event: Vec::with_capacity(256),
-            field: Vec::with_capacity(64),
-            known_events: 0,
-            generic_events: 0,
-            lost_marks: 0,
-        }
-    }
-
-    /// Adds an event to its CPU's bundle, writing the bundle out when it is full.
-    pub fn event(&mut self, event: &Event<'_>, out: &mut impl Write) -> io::Result<()> {
-        let Some(Some(plan)) = self.plans.get(event.id as usize) else { return Ok(()) };
-        self.message.clear();
-        let tag = match plan {
-            Plan::Known { tag, fields } => {
-                encode_known(&mut self.message, fields, event);
-                self.known_events += 1;
-                *tag
-            }
-            Plan::Generic { name, fields } => {
-                encode_generic(&mut self.message, &mut self.field, name, fields, event);
-                self.generic_events += 1;
-                proto::ftrace_event::GENERIC
-            }
-        };
-        self.event.clear();
-        protobuf::uint(&mut self.event, proto::ftrace_event::TIMESTAMP, event.ts.0);
-        protobuf::int(&mut self.event, proto::ftrace_event::PID, event.pid().0.into());
-        if let Some(flags) = self.common_flags.and_then(|f| event.read(f)) {
-            protobuf::int(&mut self.event, proto::ftrace_event::COMMON_FLAGS, flags);
-        }
-        protobuf::raw(&mut self.event, tag, &self.message);
-        let bundle = bundle_of(&mut self.bundles, event.cpu.index());
-        protobuf::raw(&mut bundle.events, proto::bundle::EVENT, &self.event);
-        bundle.count += 1;
-        if bundle.events.len() >= BUNDLE_BYTES {
-            self.flush(event.cpu.index(), out)?;
-        }
-        Ok(())
-    }
-
-    /// Marks that the kernel lost events on `cpu` before its next events.
-    pub fn lost(&mut self, cpu: usize, out: &mut impl Write) -> io::Result<()> {
-        self.flush(cpu, out)?;
-        bundle_of(&mut self.bundles, cpu).lost = true;
-        self.lost_marks += 1;
-        Ok(())
-    }
-
-    /// Writes every bundle still open.
-    pub fn finish(&mut self, out: &mut impl Write) -> io::Result<()> {
-        for cpu in 0..self.bundles.len() {
-            self.flush(cpu, out)?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, cpu: usize, out: &mut impl Write) -> io::Result<()> {
-        let Some(bundle) = self.bundles.get_mut(cpu) else { return Ok(()) };
-        if bundle.count == 0 && !bundle.lost {
-            return Ok(());
-        }
-        let mut head = Vec::with_capacity(8);
-        protobuf::uint(&mut head, proto::bundle::CPU, cpu as u64);
-        if bundle.lost {
-            protobuf::uint(&mut head, proto::bundle::LOST_EVENTS, 1);
-        }
-        let bundle_len = head.len() + bundle.events.len();
-        let mut headers = Vec::with_capacity(16);
-        protobuf::header(
-            &mut headers,
-            proto::TRACE_PACKET,
-            protobuf::field_len(proto::packet::FTRACE_EVENTS, bundle_len),
-        );
-        protobuf::header(&mut headers, proto::packet::FTRACE_EVENTS, bundle_len);
-        out.write_all(&headers)?;
-        out.write_all(&head)?;
-        out.write_all(&bundle.events)?;
-        bundle.events.clear();
-        bundle.count = 0;
-        bundle.lost = false;
-        Ok(())
+        Plans { plans, common_flags }
     }
 }
 
-fn bundle_of(bundles: &mut Vec<Bundle>, cpu: usize) -> &mut Bundle {
-    if bundles.len() <= cpu {
-        bundles.resize_with(cpu + 1, Bundle::default);
+/// What an encoder wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventCounts {
+    /// Events written as Perfetto's own messages, and as generic events.
+    pub known: u64,
+    pub generic: u64,
+    /// Bundles marked as following lost events.
+    pub lost_marks: u64,
+}
+
+impl EventCounts {
+    pub fn add(&mut self, other: &EventCounts) {
+        self.known += other.known;
+        self.generic += other.generic;
+        self.lost_marks += other.lost_marks;
     }
-    &mut bundles[cpu]
+}
+
+/// Where the bundle being filled starts: its trace packet and its bundle message.
+#[derive(Copy, Clone)]
+struct Open {
+    packet: usize,
+    bundle: usize,
+}
+
+/// Encodes one CPU's events into bundles, written as trace packets to `out`.
+pub struct CpuEncoder<'p, W: Write> {
+    plans: &'p Plans,
+    cpu: u32,
+    buf: Vec<u8>,
+    open: Option<Open>,
+    lost: bool,
+    out: W,
+    pub counts: EventCounts,
+}
+
+impl<'p, W: Write> CpuEncoder<'p, W> {
+    pub fn new(plans: &'p Plans, cpu: u32, out: W) -> Self {
+        let buf = Vec::with_capacity(WRITE_BYTES + BUNDLE_BYTES + 4096);
+        CpuEncoder { plans, cpu, buf, open: None, lost: false, out, counts: EventCounts::default() }
+    }
+
+    /// Adds an event to the bundle, closing it when it is full.
+    #[inline]
+    pub fn event(&mut self, event: &Event<'_>) -> io::Result<()> {
+        let Some(Some(plan)) = self.plans.plans.get(event.id as usize) else { return Ok(()) };
+        if self.open.is_none() {
+            self.open_bundle();
+        }
+        let buf = &mut self.buf;
+        let start = protobuf::begin_message(buf, proto::bundle::EVENT);
+        protobuf::uint(buf, proto::ftrace_event::TIMESTAMP, event.ts.0);
+        protobuf::int(buf, proto::ftrace_event::PID, event.pid().0.into());
+        if let Some(flags) = self.plans.common_flags.and_then(|f| event.read(f)) {
+            protobuf::int(buf, proto::ftrace_event::COMMON_FLAGS, flags);
+        }
+        match plan {
+            Plan::Known { tag, fields } => {
+                let message = protobuf::begin_message(buf, *tag);
+                encode_known(buf, fields, event);
+                protobuf::end_message(buf, message);
+                self.counts.known += 1;
+            }
+            Plan::Generic { name, fields } => {
+                let message = protobuf::begin_message(buf, proto::ftrace_event::GENERIC);
+                encode_generic(buf, name, fields, event);
+                protobuf::end_message(buf, message);
+                self.counts.generic += 1;
+            }
+        }
+        protobuf::end_message(buf, start);
+        if self.open.is_some_and(|open| buf.len() - open.bundle >= BUNDLE_BYTES) {
+            self.close_bundle()?;
+        }
+        Ok(())
+    }
+
+    /// Marks that the kernel lost events before the next events.
+    pub fn lost(&mut self) -> io::Result<()> {
+        self.close_bundle()?;
+        self.lost = true;
+        self.counts.lost_marks += 1;
+        Ok(())
+    }
+
+    /// Writes what is left (a loss at the very end as an empty bundle) and returns the
+    /// output.
+    pub fn finish(mut self) -> io::Result<(W, EventCounts)> {
+        if self.lost {
+            self.open_bundle();
+        }
+        self.close_bundle()?;
+        self.out.write_all(&self.buf)?;
+        self.out.flush()?;
+        Ok((self.out, self.counts))
+    }
+
+    fn open_bundle(&mut self) {
+        let packet = protobuf::begin_padded(&mut self.buf, proto::TRACE_PACKET);
+        let bundle = protobuf::begin_padded(&mut self.buf, proto::packet::FTRACE_EVENTS);
+        protobuf::uint(&mut self.buf, proto::bundle::CPU, self.cpu.into());
+        if std::mem::take(&mut self.lost) {
+            protobuf::uint(&mut self.buf, proto::bundle::LOST_EVENTS, 1);
+        }
+        self.open = Some(Open { packet, bundle });
+    }
+
+    fn close_bundle(&mut self) -> io::Result<()> {
+        let Some(open) = self.open.take() else { return Ok(()) };
+        protobuf::end_padded(&mut self.buf, open.bundle);
+        protobuf::end_padded(&mut self.buf, open.packet);
+        if self.buf.len() >= WRITE_BYTES {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
 }
 
 fn plan_of(format: &EventFormat) -> Plan {
@@ -193,20 +208,20 @@ fn encode_known(buf: &mut Vec<u8>, fields: &[(u32, Access)], event: &Event<'_>) 
     }
 }
 
-fn encode_generic(buf: &mut Vec<u8>, scratch: &mut Vec<u8>, name: &str, fields: &[Field], event: &Event<'_>) {
+fn encode_generic(buf: &mut Vec<u8>, name: &str, fields: &[Field], event: &Event<'_>) {
     use proto::generic::*;
     protobuf::text(buf, EVENT_NAME, name.as_bytes());
     for field in fields {
         let Some(value) = event.value(field) else { continue };
-        scratch.clear();
-        protobuf::text(scratch, FIELD_NAME, field.name.as_bytes());
+        let start = protobuf::begin_message(buf, FIELD);
+        protobuf::text(buf, FIELD_NAME, field.name.as_bytes());
         match value {
-            Value::Unsigned(v) => protobuf::uint(scratch, UINT_VALUE, v),
-            Value::Signed(v) => protobuf::int(scratch, INT_VALUE, v),
-            Value::Str(s) => protobuf::text(scratch, STR_VALUE, s),
-            other => protobuf::text(scratch, STR_VALUE, list_text(&other).as_bytes()),
+            Value::Unsigned(v) => protobuf::uint(buf, UINT_VALUE, v),
+            Value::Signed(v) => protobuf::int(buf, INT_VALUE, v),
+            Value::Str(s) => protobuf::text(buf, STR_VALUE, s),
+            other => protobuf::text(buf, STR_VALUE, list_text(&other).as_bytes()),
         }
-        protobuf::raw(buf, FIELD, scratch);
+        protobuf::end_message(buf, start);
     }
 }
 

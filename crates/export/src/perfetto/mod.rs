@@ -4,9 +4,16 @@
 //! The file holds, as Perfetto's recorder writes them, the trace's events in per-CPU
 //! ftrace bundles (so CPU tracks, thread states, wakeup arrows, process names and trace
 //! markers come from Perfetto's own parsers), and schedlens's tracks: running and
-//! waiting task counts, per-CPU runqueue length and `check`'s incidents. Events stream
-//! from the file to the output in bounded memory (a bundle per CPU); the tracks (and
-//! `check`) are computed on a second thread into a scratch file appended at the end.
+//! waiting task counts, per-CPU runqueue length and `check`'s incidents.
+//!
+//! The work is split so that it runs in parallel and in bounded memory:
+//! [`PerfettoFile::encode_events`] encodes each CPU's events straight from the reader's
+//! per-CPU stream on worker threads, into the file in CPU order (see [`sequence`]: the
+//! first unfinished CPU writes to the file, the others hold their bytes until their turn),
+//! [`PerfettoFile::encode_tracks`] sweeps the model's counters in parallel parts (into
+//! scratch files) while `check` runs beside it, and [`PerfettoFile::finish`] appends the
+//! tracks — so the bytes never depend on timing. The events need no model when
+//! nothing filters them: the caller can encode them while it builds the model.
 //!
 //! Full `sched_switch` events are written rather than the column-wise `compact_sched`
 //! bundles: compact switches leave out the previous task, which Perfetto then infers
@@ -15,134 +22,257 @@
 
 mod ftrace;
 pub mod proto;
+mod sequence;
 mod tracks;
 
+pub use ftrace::EventCounts;
 pub use tracks::TrackCounts;
 
-use crate::{ExportError, Input, ProgressFn, Result, Scope};
-use ftrace::FtraceEncoder;
+use crate::{EventFilter, ExportError, Input, ProgressFn, Result, Scope};
+use ftrace::{CpuEncoder, Plans};
 use prost::Message;
-use std::io::{Seek, Write};
-use std::path::Path;
+use sequence::Sequence;
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 use tracedat::{Item, Selection, Trace};
 
 /// What the file holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PerfettoSummary {
-    /// Events written with Perfetto's own messages, and as generic events.
-    pub known_events: u64,
-    pub generic_events: u64,
-    /// Bundles marked as following lost events.
-    pub lost_marks: u64,
+    pub events: EventCounts,
     pub tracks: TrackCounts,
     pub bytes: u64,
 }
 
-/// Writes the Perfetto trace of `input` to `path` (and, while it works, the tracks to a
-/// scratch file beside it, removed at the end).
+/// Writes the Perfetto trace of `input` to `path`: the events and the tracks at once.
 pub fn write(input: &Input<'_>, path: &Path, progress: ProgressFn<'_>) -> Result<PerfettoSummary> {
-    let io = |e| ExportError::io(path, e);
-    let file = std::fs::File::create(path).map_err(io)?;
-    let scratch_path = path.with_extension("tracks-scratch");
-    let scratch = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&scratch_path)
-        .map_err(|e| ExportError::io(&scratch_path, e))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let written = write_to(input, &mut out, scratch, progress);
-    let _ = std::fs::remove_file(&scratch_path);
-    let mut summary = written.map_err(io)?;
-    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-    summary.bytes = file.metadata().map_err(io)?.len();
-    Ok(summary)
-}
-
-/// Writes the events to `out` while a second thread runs `check` and writes the tracks to
-/// `scratch`; then appends the tracks. (Interleaving the two as they come would be as
-/// fast but would make the bytes depend on timing.)
-fn write_to(
-    input: &Input<'_>,
-    out: &mut impl Write,
-    scratch: std::fs::File,
-    progress: ProgressFn<'_>,
-) -> std::io::Result<PerfettoSummary> {
-    write_packet(out, &system_info(input.trace))?;
-    let mut encoder = FtraceEncoder::new(input.trace.formats());
+    let file = PerfettoFile::create(path, input.trace)?;
     let (events, tracks) = std::thread::scope(|scope| {
         let tracks = std::thread::Builder::new()
             .name("perfetto-tracks".into())
-            .spawn_scoped(scope, move || {
-                let incidents = input.incidents();
-                let mut buffered = std::io::BufWriter::with_capacity(1 << 20, scratch);
-                let counts = tracks::write_tracks(input.model, input.scope, &incidents, &mut buffered)?;
-                let scratch = buffered.into_inner().map_err(|e| e.into_error())?;
-                Ok::<_, std::io::Error>((counts, scratch))
-            })
+            .spawn_scoped(scope, || file.encode_tracks(input))
             .expect("a thread can be started");
-        let events = stream_events(input.trace, input.buffer, input.scope, &mut encoder, out, progress);
-        (events, tracks.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        let events = file.encode_events(input.trace, input.buffer, Some(input.scope), progress);
+        (events, joined(tracks))
     });
-    events?;
-    let (tracks, mut scratch) = tracks?;
-    scratch.seek(std::io::SeekFrom::Start(0))?;
-    std::io::copy(&mut scratch, out)?;
-    out.flush()?;
-    Ok(PerfettoSummary {
-        known_events: encoder.known_events,
-        generic_events: encoder.generic_events,
-        lost_marks: encoder.lost_marks,
-        tracks,
-        bytes: 0,
-    })
+    file.finish(events?, tracks?)
 }
 
-fn stream_events(
-    trace: &Trace,
-    buffer: &str,
-    scope: &Scope,
-    encoder: &mut FtraceEncoder,
-    out: &mut impl Write,
-    progress: ProgressFn<'_>,
-) -> std::io::Result<()> {
-    let selection = Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() };
-    let total = trace.data_size(&selection);
-    let filter = crate::EventFilter::new(scope, trace.formats());
-    let mut stream = trace.events_of(&selection);
-    let mut count = 0u64;
-    loop {
-        count += 1;
-        if count % (1 << 16) == 0 {
-            progress(stream.bytes_done(), total);
+/// A Perfetto trace being written.
+pub struct PerfettoFile {
+    path: PathBuf,
+    file: File,
+}
+
+/// The events of every CPU, in the file in CPU order.
+pub struct EncodedEvents {
+    pub counts: EventCounts,
+}
+
+/// The tracks: the counters' descriptors, their values in scratch files, then the values
+/// at the parts' seams and the incidents' slices (few).
+pub struct EncodedTracks {
+    head: Vec<u8>,
+    scratch: Vec<File>,
+    tail: Vec<u8>,
+    pub counts: TrackCounts,
+}
+
+impl PerfettoFile {
+    /// Creates the file and writes its first packet: the kernel's name and version
+    /// (Perfetto decodes `prev_state` by kernel version) and the CPU count.
+    pub fn create(path: &Path, trace: &Trace) -> Result<PerfettoFile> {
+        let io = |e| ExportError::io(path, e);
+        let mut file = File::create(path).map_err(io)?;
+        let mut first = Vec::new();
+        packet_bytes(&mut first, &system_info(trace));
+        file.write_all(&first).map_err(io)?;
+        Ok(PerfettoFile { path: path.to_path_buf(), file })
+    }
+
+    /// Encodes the events of `buffer` in `scope` (`None`: all of them), each CPU on a
+    /// worker thread.
+    pub fn encode_events(
+        &self,
+        trace: &Trace,
+        buffer: &str,
+        scope: Option<&Scope>,
+        progress: ProgressFn<'_>,
+    ) -> Result<EncodedEvents> {
+        let cpus = trace.cpu_count();
+        let plans = Plans::new(trace.formats());
+        let filter = scope.map(|scope| EventFilter::new(scope, trace.formats()));
+        let selection = Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() };
+        let total = trace.data_size(&selection);
+        let done = AtomicU64::new(0);
+        let sequence = Sequence::new(&self.file, &self.path);
+        let results = per_cpu(
+            cpus,
+            |cpu| {
+                let job = CpuJob { trace, buffer, cpu, plans: &plans, filter: filter.as_ref(), done: &done };
+                self.encode_cpu(&job, &sequence)
+            },
+            || progress(done.load(Ordering::Relaxed), total),
+        );
+        progress(total, total);
+        let mut encoded = EncodedEvents { counts: EventCounts::default() };
+        for counts in results {
+            encoded.counts.add(&counts?);
         }
-        match stream.next() {
-            None => break,
-            Some(Item::Lost(lost)) => encoder.lost(lost.cpu.index(), out)?,
-            Some(Item::Event(event)) => {
-                if event.ts >= scope.window.end {
-                    break;
-                }
-                if filter.keeps(&event) {
-                    encoder.event(&event, out)?;
+        Ok(encoded)
+    }
+
+    /// Encodes one CPU's events as the CPU's part of `sequence`.
+    fn encode_cpu(&self, job: &CpuJob<'_>, sequence: &Sequence<'_>) -> Result<EventCounts> {
+        let io = |e| ExportError::io(&self.path, e);
+        let part = sequence.part(job.cpu);
+        let selection = Selection::one_cpu(job.buffer, job.cpu);
+        if job.trace.data_size(&selection) == 0 {
+            part.finish().map_err(io)?;
+            return Ok(EventCounts::default());
+        }
+        let mut encoder = CpuEncoder::new(job.plans, job.cpu, part);
+        let mut stream = job.trace.events_of(&selection);
+        let (mut count, mut reported) = (0u32, 0u64);
+        loop {
+            count = count.wrapping_add(1);
+            if count % (1 << 16) == 0 {
+                let bytes = stream.bytes_done();
+                job.done.fetch_add(bytes - reported, Ordering::Relaxed);
+                reported = bytes;
+            }
+            match stream.next() {
+                None => break,
+                Some(Item::Lost(_)) => encoder.lost().map_err(io)?,
+                Some(Item::Event(event)) => {
+                    if let Some(filter) = job.filter {
+                        if event.ts >= filter.window().end {
+                            break;
+                        }
+                        if !filter.keeps(&event) {
+                            continue;
+                        }
+                    }
+                    encoder.event(&event).map_err(io)?;
                 }
             }
         }
+        job.done.fetch_add(stream.bytes_done().saturating_sub(reported), Ordering::Relaxed);
+        let (part, counts) = encoder.finish().map_err(io)?;
+        part.finish().map_err(io)?;
+        Ok(counts)
     }
-    progress(total, total);
-    encoder.finish(out)
+
+    /// schedlens's tracks: the counters swept from the model in parallel parts (into
+    /// scratch files) while `check` runs, then `check`'s incidents.
+    pub fn encode_tracks(&self, input: &Input<'_>) -> Result<EncodedTracks> {
+        let io = |e| ExportError::io(&self.path, e);
+        let mut head = Vec::new();
+        tracks::write_counter_tracks(input.model, &mut head).map_err(io)?;
+        let scratch: Vec<File> =
+            (0..tracks::SWEEP_PARTS).map(|part| self.scratch(&format!("counters{part}"))).collect::<Result<_>>()?;
+        let (values, incidents) = std::thread::scope(|threads| {
+            let check = std::thread::Builder::new()
+                .name("perfetto-check".into())
+                .spawn_scoped(threads, || input.incidents())
+                .expect("a thread can be started");
+            (tracks::write_counter_values(input.model, input.scope, scratch), joined(check))
+        });
+        let values = values.map_err(io)?;
+        let mut tail = values.openings;
+        let incident_slices = tracks::write_incidents(&incidents, &mut tail).map_err(io)?;
+        let counts = TrackCounts { counter_values: values.values, incident_slices };
+        Ok(EncodedTracks { head, scratch: values.parts, tail, counts })
+    }
+
+    /// Appends the tracks after the events.
+    pub fn finish(self, events: EncodedEvents, tracks: EncodedTracks) -> Result<PerfettoSummary> {
+        let io = |e| ExportError::io(&self.path, e);
+        let mut file = self.file;
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        file.write_all(&tracks.head).map_err(io)?;
+        append(&mut file, tracks.scratch).map_err(io)?;
+        file.write_all(&tracks.tail).map_err(io)?;
+        let bytes = file.metadata().map_err(io)?.len();
+        Ok(PerfettoSummary { events: events.counts, tracks: tracks.counts, bytes })
+    }
+
+    /// A scratch file beside the output, removed at once (it lives while it is open).
+    fn scratch(&self, part: &str) -> Result<File> {
+        sequence::scratch_file(&self.path, part).map_err(|e| ExportError::io(&self.path, e))
+    }
 }
 
-fn write_packet(out: &mut impl Write, packet: &proto::TracePacket) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(packet.encoded_len() + 8);
-    crate::protobuf::header(&mut buf, proto::TRACE_PACKET, packet.encoded_len());
-    packet.encode(&mut buf).expect("a Vec grows as needed");
-    out.write_all(&buf)
+/// One CPU's share of [`PerfettoFile::encode_events`].
+struct CpuJob<'a> {
+    trace: &'a Trace,
+    buffer: &'a str,
+    cpu: u32,
+    plans: &'a Plans,
+    filter: Option<&'a EventFilter<'a>>,
+    /// Bytes of trace data read so far, over all CPUs.
+    done: &'a AtomicU64,
 }
 
-/// The kernel's name and version (Perfetto decodes `prev_state` by kernel version) and
-/// the CPU count.
+/// Runs `job` for every CPU on worker threads (one per core, each taking the next CPU),
+/// calling `waiting` now and then until they are done; the results in CPU order.
+fn per_cpu<T: Send>(cpus: u32, job: impl Fn(u32) -> T + Sync, mut waiting: impl FnMut()) -> Vec<T> {
+    let next = AtomicU32::new(0);
+    let results: Vec<Mutex<Option<T>>> = (0..cpus).map(|_| Mutex::new(None)).collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.max(1) as usize);
+    std::thread::scope(|scope| {
+        let (alive, finished) = std::sync::mpsc::channel::<()>();
+        for _ in 0..workers {
+            let alive = alive.clone();
+            let (job, next, results) = (&job, &next, &results);
+            std::thread::Builder::new()
+                .name("perfetto-cpus".into())
+                .spawn_scoped(scope, move || {
+                    let _alive = alive;
+                    loop {
+                        let cpu = next.fetch_add(1, Ordering::Relaxed);
+                        if cpu >= cpus {
+                            break;
+                        }
+                        let result = job(cpu);
+                        *results[cpu as usize].lock().expect("no worker panics holding it") = Some(result);
+                    }
+                })
+                .expect("a thread can be started");
+        }
+        drop(alive);
+        while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(Duration::from_millis(100)) {
+            waiting();
+        }
+    });
+    results.into_iter().map(|r| r.into_inner().expect("no worker panicked").expect("every CPU ran")).collect()
+}
+
+/// Copies scratch files to the end of `file` (in the kernel where it can).
+fn append(file: &mut File, parts: Vec<File>) -> std::io::Result<()> {
+    for mut part in parts {
+        part.seek(SeekFrom::Start(0))?;
+        std::io::copy(&mut part, file)?;
+    }
+    Ok(())
+}
+
+/// A thread's result; its panic goes on.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// A packet as a `Trace.packet` field.
+fn packet_bytes(buf: &mut Vec<u8>, packet: &proto::TracePacket) {
+    crate::protobuf::header(buf, proto::TRACE_PACKET, packet.encoded_len());
+    packet.encode(buf).expect("a Vec grows as needed");
+}
+
 fn system_info(trace: &Trace) -> proto::TracePacket {
     let utsname = trace.metadata().options.uname.as_deref().map(parse_uname);
     proto::TracePacket {

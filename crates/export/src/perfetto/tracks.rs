@@ -8,10 +8,12 @@ use super::proto::{
 use crate::Scope;
 use crate::protobuf;
 use analysis::check::{Incident, Kind};
-use analysis::occupancy::{cpu_queue_length, sweep};
+use analysis::occupancy::{CpuSweepVisitor, Occupancy, sweep_cpus_in_parts};
 use model::{Cpu, Model, Nanos};
 use prost::Message;
+use std::fs::File;
 use std::io::{self, Write};
+use std::sync::Mutex;
 
 /// The packet sequence of schedlens's tracks (ftrace bundles need none).
 const SEQUENCE: u32 = 1;
@@ -27,15 +29,12 @@ pub struct TrackCounts {
     pub incident_slices: u64,
 }
 
-/// Writes the track descriptors, counter values and incident slices.
-pub fn write_tracks(
-    model: &Model,
-    scope: &Scope,
-    incidents: &[Incident],
-    out: &mut impl Write,
-) -> io::Result<TrackCounts> {
-    let mut counts = TrackCounts::default();
-    let lanes = incident_lanes(incidents);
+/// The sweep is cut into this many stretches of time, swept in parallel. A constant, so
+/// that the bytes do not depend on the machine.
+pub const SWEEP_PARTS: usize = 16;
+
+/// Writes the first packet of the tracks' sequence and the counter tracks' descriptors.
+pub fn write_counter_tracks(model: &Model, out: &mut impl Write) -> io::Result<()> {
     write_packet(out, &first_packet())?;
     write_packet(
         out,
@@ -52,6 +51,105 @@ pub fn write_tracks(
             &counter_track(QUEUE_UUID_BASE + cpu as u64, &name, "running plus waiting tasks on this CPU"),
         )?;
     }
+    Ok(())
+}
+
+/// The counters' values, swept in parts: each part's changes in a scratch file (in time
+/// order), and the values at the parts' starts that differ from the previous part's ends.
+pub struct CounterValues {
+    pub parts: Vec<File>,
+    pub openings: Vec<u8>,
+    pub values: u64,
+}
+
+/// Sweeps the machine-wide running and waiting counts and each CPU's runqueue length
+/// (running plus waiting accepted tasks) in [`SWEEP_PARTS`] parts on their own threads,
+/// each part into one of the `scratch` files.
+pub fn write_counter_values(model: &Model, scope: &Scope, scratch: Vec<File>) -> io::Result<CounterValues> {
+    let cpus = model.cpus().len();
+    let pool = Mutex::new(scratch);
+    let parts = sweep_cpus_in_parts(model, scope.window, &scope.filter, SWEEP_PARTS, |_| {
+        let file = pool.lock().expect("no sweep panics holding it").pop().expect("a scratch file per part");
+        CounterPart::new(file, cpus)
+    });
+    let mut openings = CounterWriter::new(Vec::new());
+    let (mut running, mut waiting, mut lengths) = (None, None, vec![None; cpus]);
+    let mut files = Vec::with_capacity(parts.len());
+    for part in parts {
+        if let Some((time, opening)) = part.opening {
+            openings.changed(time, RUNNING_UUID, &mut running, opening.running);
+            openings.changed(time, WAITING_UUID, &mut waiting, opening.waiting);
+        }
+        for (cpu, opening) in part.cpu_openings.iter().enumerate() {
+            if let &Some((time, length)) = opening {
+                openings.changed(time, QUEUE_UUID_BASE + cpu as u64, &mut lengths[cpu], length);
+            }
+        }
+        running = part.running.or(running);
+        waiting = part.waiting.or(waiting);
+        for (last, part_last) in lengths.iter_mut().zip(&part.lengths) {
+            *last = part_last.or(*last);
+        }
+        let (file, values) = part.writer.finish()?;
+        openings.values += values;
+        files.push(file);
+    }
+    let (openings, values) = openings.finish()?;
+    Ok(CounterValues { parts: files, openings, values })
+}
+
+/// One part of the sweep: the values that change within it; its first values are kept
+/// aside (whether they change depends on the previous part).
+struct CounterPart {
+    writer: CounterWriter<File>,
+    opening: Option<(Nanos, Occupancy)>,
+    cpu_openings: Vec<Option<(Nanos, u32)>>,
+    running: Option<u32>,
+    waiting: Option<u32>,
+    lengths: Vec<Option<u32>>,
+}
+
+impl CounterPart {
+    fn new(file: File, cpus: usize) -> CounterPart {
+        CounterPart {
+            writer: CounterWriter::new(file),
+            opening: None,
+            cpu_openings: vec![None; cpus],
+            running: None,
+            waiting: None,
+            lengths: vec![None; cpus],
+        }
+    }
+}
+
+impl CpuSweepVisitor for CounterPart {
+    fn stretch(&mut self, start: Nanos, _: Nanos, occupancy: Occupancy) {
+        if self.opening.is_none() {
+            self.opening = Some((start, occupancy));
+            self.running = Some(occupancy.running);
+            self.waiting = Some(occupancy.waiting);
+            return;
+        }
+        self.writer.changed(start, RUNNING_UUID, &mut self.running, occupancy.running);
+        self.writer.changed(start, WAITING_UUID, &mut self.waiting, occupancy.waiting);
+    }
+
+    fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy) {
+        let i = cpu.index();
+        let length = counts.running.saturating_add(counts.waiting);
+        if self.cpu_openings[i].is_none() {
+            self.cpu_openings[i] = Some((time, length));
+            self.lengths[i] = Some(length);
+            return;
+        }
+        self.writer.changed(time, QUEUE_UUID_BASE + u64::from(cpu.0), &mut self.lengths[i], length);
+    }
+}
+
+/// Writes the incidents' tracks and slices (after the counters: the packets share one
+/// sequence); returns how many slices.
+pub fn write_incidents(incidents: &[Incident], out: &mut impl Write) -> io::Result<u64> {
+    let lanes = incident_lanes(incidents);
     let mut described = Vec::new();
     for &(kind, lane) in &lanes {
         if !described.contains(&(kind, lane)) {
@@ -59,65 +157,49 @@ pub fn write_tracks(
             write_packet(out, &incident_track(kind, lane))?;
         }
     }
-    let mut counter = CounterWriter {
-        out,
-        buf: Vec::with_capacity(1 << 16),
-        event: Vec::new(),
-        packet: Vec::new(),
-        values: 0,
-        error: None,
-    };
-    let (mut running, mut waiting) = (None, None);
-    sweep(model, scope.window, &scope.filter, |start, _, occupancy| {
-        if running != Some(occupancy.running) {
-            running = Some(occupancy.running);
-            counter.value(start, RUNNING_UUID, occupancy.running.into());
-        }
-        if waiting != Some(occupancy.waiting) {
-            waiting = Some(occupancy.waiting);
-            counter.value(start, WAITING_UUID, occupancy.waiting.into());
-        }
-    });
-    counter.drain()?;
-    for cpu in 0..model.cpus().len() {
-        cpu_queue_length(model, Cpu(cpu as u32), scope.window, &scope.filter, |start, _, length| {
-            counter.value(start, QUEUE_UUID_BASE + cpu as u64, length.into());
-        });
-        counter.drain()?;
-    }
-    counts.counter_values = counter.values;
     for (incident, &(kind, lane)) in incidents.iter().zip(&lanes) {
         let uuid = incident_uuid(kind, lane);
         write_packet(out, &slice_begin(incident, uuid))?;
         write_packet(out, &slice_end(incident.end.max(incident.start), uuid))?;
-        counts.incident_slices += 1;
     }
-    Ok(counts)
+    Ok(incidents.len() as u64)
 }
 
 /// Counter values, encoded field by field (there can be millions).
-struct CounterWriter<'o, W: Write> {
-    out: &'o mut W,
+struct CounterWriter<W: Write> {
+    out: W,
     buf: Vec<u8>,
-    event: Vec<u8>,
-    packet: Vec<u8>,
     values: u64,
-    /// The first write error, kept until [`Self::drain`] (a sweep's callback cannot fail).
+    /// The first write error, kept until [`Self::finish`] (a sweep's visitor cannot fail).
     error: Option<io::Error>,
 }
 
-impl<W: Write> CounterWriter<'_, W> {
+impl<W: Write> CounterWriter<W> {
+    fn new(out: W) -> Self {
+        CounterWriter { out, buf: Vec::with_capacity(1 << 20), values: 0, error: None }
+    }
+
+    /// Writes `value` if it differs from `last`.
+    #[inline]
+    fn changed(&mut self, time: Nanos, track: u64, last: &mut Option<u32>, value: u32) {
+        if *last != Some(value) {
+            *last = Some(value);
+            self.value(time, track, value.into());
+        }
+    }
+
     fn value(&mut self, time: Nanos, track: u64, value: i64) {
         use proto::{packet, track_event};
-        self.event.clear();
-        protobuf::int(&mut self.event, track_event::TYPE, track_event::TYPE_COUNTER);
-        protobuf::uint(&mut self.event, track_event::TRACK_UUID, track);
-        protobuf::int(&mut self.event, track_event::COUNTER_VALUE, value);
-        self.packet.clear();
-        protobuf::uint(&mut self.packet, packet::TIMESTAMP, time.0);
-        protobuf::uint(&mut self.packet, packet::TRUSTED_PACKET_SEQUENCE_ID, SEQUENCE.into());
-        protobuf::raw(&mut self.packet, packet::TRACK_EVENT, &self.event);
-        protobuf::raw(&mut self.buf, proto::TRACE_PACKET, &self.packet);
+        let buf = &mut self.buf;
+        let start = protobuf::begin_message(buf, proto::TRACE_PACKET);
+        protobuf::uint(buf, packet::TIMESTAMP, time.0);
+        protobuf::uint(buf, packet::TRUSTED_PACKET_SEQUENCE_ID, SEQUENCE.into());
+        let event = protobuf::begin_message(buf, packet::TRACK_EVENT);
+        protobuf::int(buf, track_event::TYPE, track_event::TYPE_COUNTER);
+        protobuf::uint(buf, track_event::TRACK_UUID, track);
+        protobuf::int(buf, track_event::COUNTER_VALUE, value);
+        protobuf::end_message(buf, event);
+        protobuf::end_message(buf, start);
         self.values += 1;
         if self.buf.len() >= 1 << 20 {
             self.write_out();
@@ -131,10 +213,13 @@ impl<W: Write> CounterWriter<'_, W> {
         self.buf.clear();
     }
 
-    /// Writes what is left, or returns the first error.
-    fn drain(&mut self) -> io::Result<()> {
+    /// Writes what is left; the output and the number of values, or the first error.
+    fn finish(mut self) -> io::Result<(W, u64)> {
         self.write_out();
-        self.error.take().map_or(Ok(()), Err)
+        match self.error {
+            Some(error) => Err(error),
+            None => Ok((self.out, self.values)),
+        }
     }
 }
 
