@@ -4,7 +4,10 @@
 //! much of the column had a task waiting while a CPU idled. Zoomed in far enough, each
 //! column holds one value and the lines are the exact step functions.
 
-use analysis::occupancy::{IdleWhileWaiting, IdleWhileWaitingSum, cpu_queue_length, sweep_in_parts};
+use analysis::occupancy::{
+    CpuSweepVisitor, IdleWhileWaiting, IdleWhileWaitingSum, Occupancy, cpu_queue_length, sweep_cpus_in_parts,
+    sweep_in_parts,
+};
 use analysis::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos};
 
@@ -83,31 +86,161 @@ pub struct RunningWaiting {
 /// cut into parts swept on the machine's cores.
 pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter) -> RunningWaiting {
     let map = ColumnMap::new(window, columns);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let start = |_| (vec![None; map.count], IdleWhileWaitingSum::default());
-    let parts = sweep_in_parts(model, window, filter, threads, start, |(out, sum), start, end, occupancy| {
-        sum.add(start, end, occupancy);
+    let parts = sweep_in_parts(model, window, filter, sweep_threads(), |_| PartColumns::new(&map), PartColumns::add);
+    PartColumns::merge(&map, parts)
+}
+
+/// The plot's columns and every CPU's runqueue length per column (as
+/// [`queue_length_columns`] gives them), from one sweep that follows each CPU.
+pub fn columns_and_queue_lengths(
+    model: &Model,
+    window: Window,
+    columns: u32,
+    filter: &TaskFilter,
+) -> (RunningWaiting, Vec<Vec<u32>>) {
+    let map = ColumnMap::new(window, columns);
+    let cpus = model.cpus().len();
+    let parts = sweep_cpus_in_parts(model, window, filter, sweep_threads(), |part| BothPart {
+        columns: PartColumns::new(&map),
+        glued: None,
+        queues: QueuePart::new(&map, part, cpus),
+    });
+    let mut queues = vec![vec![0u32; map.count]; cpus];
+    let mut column_parts = Vec::with_capacity(parts.len());
+    for part in parts {
+        let (part_columns, part_queues) = part.finish();
+        column_parts.push(part_columns);
+        part_queues.max_into(&mut queues);
+    }
+    (PartColumns::merge(&map, column_parts), queues)
+}
+
+/// Parts a sweep is cut into: one per core.
+fn sweep_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One part of a sweep's columns and its time waiting while a core idled.
+struct PartColumns<'m> {
+    map: &'m ColumnMap,
+    columns: Vec<Option<Column>>,
+    sum: IdleWhileWaitingSum,
+}
+
+impl<'m> PartColumns<'m> {
+    fn new(map: &'m ColumnMap) -> Self {
+        PartColumns { map, columns: vec![None; map.count], sum: IdleWhileWaitingSum::default() }
+    }
+
+    fn add(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        self.sum.add(start, end, occupancy);
         let (running, total) = (occupancy.running, occupancy.running.saturating_add(occupancy.waiting));
-        for (index, share) in map.covered(start, end) {
+        for (index, share) in self.map.covered(start, end) {
             let wasted = if occupancy.waiting_while_idle() { share } else { 0.0 };
             let column =
                 Column { running: Extent::start(running), total: Extent::start(total), waiting_while_idle: wasted };
-            merge_into(&mut out[index], column);
+            merge_into(&mut self.columns[index], column);
         }
-    });
-    let mut merged: Vec<Option<Column>> = vec![None; map.count];
-    let mut idle_while_waiting = IdleWhileWaitingSum::default();
-    for (part, sum) in parts {
-        for (into, column) in merged.iter_mut().zip(part) {
-            if let Some(column) = column {
-                merge_into(into, column);
+    }
+
+    /// The parts of a sweep, in time order, as one.
+    fn merge(map: &ColumnMap, parts: Vec<PartColumns<'_>>) -> RunningWaiting {
+        let mut merged: Vec<Option<Column>> = vec![None; map.count];
+        let mut idle_while_waiting = IdleWhileWaitingSum::default();
+        for part in parts {
+            for (into, column) in merged.iter_mut().zip(part.columns) {
+                if let Some(column) = column {
+                    merge_into(into, column);
+                }
+            }
+            idle_while_waiting = idle_while_waiting.then(part.sum);
+        }
+        RunningWaiting {
+            columns: merged.into_iter().map(Option::unwrap_or_default).collect(),
+            idle_while_waiting: idle_while_waiting.finish(),
+        }
+    }
+}
+
+/// One part of a sweep's runqueue lengths, per CPU over the columns the part touches.
+struct QueuePart<'m> {
+    map: &'m ColumnMap,
+    part: Window,
+    /// The first column the part touches.
+    first: usize,
+    rows: Vec<Vec<u32>>,
+    /// Per CPU, since when its length has been what it is.
+    since: Vec<(Nanos, u32)>,
+}
+
+impl<'m> QueuePart<'m> {
+    fn new(map: &'m ColumnMap, part: Window, cpus: usize) -> Self {
+        let touched: Vec<usize> = map.covered(part.start, part.end).map(|(index, _)| index).collect();
+        let first = touched.first().copied().unwrap_or(0);
+        let width = touched.last().map_or(0, |last| last + 1 - first);
+        QueuePart { map, part, first, rows: vec![vec![0; width]; cpus], since: vec![(part.start, 0); cpus] }
+    }
+
+    /// `cpu`'s length is `length` from `time` on.
+    fn change(&mut self, time: Nanos, cpu: usize, length: u32) {
+        let (since, before) = self.since[cpu];
+        if time > since {
+            for (index, _) in self.map.covered(since, time) {
+                let cell = &mut self.rows[cpu][index - self.first];
+                *cell = (*cell).max(before);
             }
         }
-        idle_while_waiting = idle_while_waiting.then(sum);
+        self.since[cpu] = (time, length);
     }
-    RunningWaiting {
-        columns: merged.into_iter().map(Option::unwrap_or_default).collect(),
-        idle_while_waiting: idle_while_waiting.finish(),
+
+    fn finish(mut self) -> Self {
+        for cpu in 0..self.since.len() {
+            self.change(self.part.end, cpu, 0);
+        }
+        self
+    }
+
+    fn max_into(self, rows: &mut [Vec<u32>]) {
+        for (row, part) in rows.iter_mut().zip(self.rows) {
+            for (cell, length) in row[self.first..].iter_mut().zip(part) {
+                *cell = (*cell).max(length);
+            }
+        }
+    }
+}
+
+/// One part of the sweep of [`columns_and_queue_lengths`]. The sweep splits stretches
+/// wherever a CPU changes; neighbours with the same counts are glued back before they
+/// reach the columns, so the columns are exactly those of [`columns`].
+struct BothPart<'m> {
+    columns: PartColumns<'m>,
+    glued: Option<(Nanos, Nanos, Occupancy)>,
+    queues: QueuePart<'m>,
+}
+
+impl<'m> BothPart<'m> {
+    fn finish(mut self) -> (PartColumns<'m>, QueuePart<'m>) {
+        if let Some((start, end, occupancy)) = self.glued.take() {
+            self.columns.add(start, end, occupancy);
+        }
+        (self.columns, self.queues.finish())
+    }
+}
+
+impl CpuSweepVisitor for BothPart<'_> {
+    fn stretch(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        match &mut self.glued {
+            Some((_, until, counts)) if *until == start && *counts == occupancy => *until = end,
+            glued => {
+                if let Some((start, end, occupancy)) = glued.replace((start, end, occupancy)) {
+                    self.columns.add(start, end, occupancy);
+                }
+            }
+        }
+    }
+
+    fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy) {
+        self.queues.change(time, cpu.index(), counts.running.saturating_add(counts.waiting));
     }
 }
 
@@ -195,5 +328,22 @@ mod tests {
         let window = Window::new(Nanos(0), Nanos(150));
         assert_eq!(queue_length_columns(&model, Cpu(0), window, 3, &TaskFilter::default()), [2, 2, 1]);
         assert_eq!(queue_length_columns(&model, Cpu(1), window, 3, &TaskFilter::default()), [0, 0, 0]);
+    }
+
+    #[test]
+    fn one_sweep_gives_the_columns_and_the_queue_lengths_of_the_separate_ones() {
+        let model = model();
+        let filter = TaskFilter::default();
+        for (start, end) in [(0, 150), (7, 143), (20, 100), (49, 51)] {
+            let window = Window::new(Nanos(start), Nanos(end));
+            for count in [1, 2, 3, 7, 64, 300] {
+                let (both, queues) = columns_and_queue_lengths(&model, window, count, &filter);
+                assert_eq!(both, columns(&model, window, count, &filter), "{window:?} in {count}");
+                for cpu in [Cpu(0), Cpu(1)] {
+                    let alone = queue_length_columns(&model, cpu, window, count, &filter);
+                    assert_eq!(queues[cpu.index()], alone, "{cpu:?}, {window:?} in {count}");
+                }
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! sweep of every event.
 
 use analysis::{TaskFilter, Window};
-use figures::running_waiting::{Column, columns as running_waiting_columns, queue_length_rows};
+use figures::running_waiting::{Column, columns_and_queue_lengths};
 use model::{Cpu, Model, Nanos};
 
 /// Base columns at most: 64K columns of running/waiting (40 bytes each) and of one byte
@@ -39,16 +39,11 @@ impl Pyramid {
         let count = (last - first) as u32;
         let start = (i128::from(origin.0) + (i128::from(first) << base_level)).max(0) as u64;
         let window = Window::new(Nanos(start), Nanos(start + (u64::from(count) << base_level)));
-        let cpus: Vec<Cpu> = (0..model.cpus().len() as u32).map(Cpu).collect();
-        // Two sweeps, side by side: each leaves a core idle in its serial stretches.
-        let (columns, queues) = std::thread::scope(|scope| {
-            let columns = scope.spawn(|| running_waiting_columns(model, window, count, filter).columns);
-            let queues: Vec<Vec<u8>> = queue_length_rows(model, &cpus, window, count, filter)
-                .into_iter()
-                .map(|row| row.into_iter().map(|length| length.min(255) as u8).collect())
-                .collect();
-            (columns.join().expect("the sweep does not panic"), queues)
-        });
+        // One sweep that follows each CPU gives both.
+        let (running_waiting, queues) = columns_and_queue_lengths(model, window, count, filter);
+        let queues =
+            queues.into_iter().map(|row| row.into_iter().map(|length| length.min(255) as u8).collect()).collect();
+        let columns = running_waiting.columns;
         Pyramid { base_level, first, columns, queues }
     }
 
@@ -98,7 +93,7 @@ impl Pyramid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use figures::running_waiting::columns;
+    use figures::running_waiting::{columns, queue_length_rows};
     use model::scenario::*;
 
     /// 0: AAAAABBBBBAAAAA.....    B waits behind A, then A behind B, while CPU 1 idles.
