@@ -27,13 +27,15 @@ pub struct Mark {
 impl Bundle {
     /// Compresses and appends a part; its compressed length.
     pub fn add(&mut self, name: String, raw: &[u8]) -> usize {
+        self.add_compressed(name, &compress(raw))
+    }
+
+    /// Appends a part compressed with [`compress`]; its length.
+    pub fn add_compressed(&mut self, name: String, compressed: &[u8]) -> usize {
         let offset = self.bytes.len();
-        let mut encoder = ZlibEncoder::new(std::mem::take(&mut self.bytes), Compression::default());
-        encoder.write_all(raw).expect("writing to memory cannot fail");
-        self.bytes = encoder.finish().expect("writing to memory cannot fail");
-        let length = self.bytes.len() - offset;
-        self.parts.push((name, offset, length));
-        length
+        self.bytes.extend_from_slice(compressed);
+        self.parts.push((name, offset, compressed.len()));
+        compressed.len()
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -63,6 +65,13 @@ impl Bundle {
     pub fn base64(&self) -> String {
         base64::engine::general_purpose::STANDARD.encode(&self.bytes)
     }
+}
+
+/// A part as the bundle stores it: a zlib stream of its own.
+pub fn compress(raw: &[u8]) -> Vec<u8> {
+    let mut encoder = ZlibEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(raw).expect("writing to memory cannot fail");
+    encoder.finish().expect("writing to memory cannot fail")
 }
 
 /// Length of the base64 text of `n` bytes.

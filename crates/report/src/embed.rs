@@ -8,7 +8,7 @@
 //! page zooms to when one clicks each of `check`'s top incidents. The timeline tiles of
 //! whole levels, the costly part, are computed ahead while `check` runs (`prefetch`).
 
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, compress};
 use analysis::TaskFilter;
 use figures::timeline::Coloring;
 use model::{Cpu, Model, Nanos};
@@ -37,7 +37,7 @@ pub struct Coverage {
     pub incidents: Vec<usize>,
 }
 
-/// Timeline tiles computed ahead, by (level, index).
+/// Timeline tiles computed ahead, by (level, index), compressed as the bundle keeps them.
 pub type Timelines = RefCell<HashMap<(u32, i64), Vec<u8>>>;
 
 /// One trace's tiles and where its times are measured from.
@@ -103,7 +103,7 @@ impl TileSource<'_> {
                     continue;
                 }
                 let ahead = if layers.timeline { self.timelines.borrow_mut().remove(&(level, index)) } else { None };
-                let bytes = ahead.unwrap_or_else(|| {
+                let compressed = ahead.unwrap_or_else(|| {
                     let request = TileRequest {
                         place,
                         window,
@@ -115,12 +115,12 @@ impl TileSource<'_> {
                         highlight: &[],
                         pyramid: self.pyramid,
                     };
-                    tile(self.model, &request)
+                    compress(&tile(self.model, &request))
                 });
                 if self.pyramid.is_none() {
-                    self.timelines.borrow_mut().insert((level, index), bytes.clone());
+                    self.timelines.borrow_mut().insert((level, index), compressed.clone());
                 }
-                bundle.add(key, &bytes);
+                bundle.add_compressed(key, &compressed);
             }
         }
         bundle.size() <= budget
