@@ -23,15 +23,6 @@ pub struct Occupancy {
 }
 
 impl Occupancy {
-    fn plus(self, other: Occupancy) -> Occupancy {
-        Occupancy {
-            running: self.running + other.running,
-            waiting: self.waiting + other.waiting,
-            idle: self.idle + other.idle,
-            known: self.known + other.known,
-        }
-    }
-
     /// A task waits while a CPU idles: the work-conservation failure the paper shades.
     pub fn waiting_while_idle(&self) -> bool {
         self.waiting > 0 && self.idle > 0
@@ -114,8 +105,9 @@ struct CpuChanges<'m> {
 }
 
 impl<'m> CpuChanges<'m> {
-    /// The CPU's changes from `from` on, and its counts just before `from`.
-    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Occupancy) {
+    /// The CPU's changes from `from` on, and its counts just before `from` (as a change
+    /// from nothing).
+    fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
         let timeline = &model.cpus()[cpu];
         let (segments, queue) = (timeline.segments(), timeline.queue());
         let mut changes = CpuChanges {
@@ -142,9 +134,7 @@ impl<'m> CpuChanges<'m> {
             changes.open_segment = Some((segments.end(changes.segment), step));
             changes.segment += 1;
         }
-        let mut counts = Occupancy::default();
-        before.apply(&mut counts);
-        (changes, counts)
+        (changes, before)
     }
 
     /// How many changes there are in `window` (an estimate that sizes the blocks).
@@ -344,16 +334,18 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
     let mut sources: Vec<CpuChanges<'_>> = Vec::with_capacity(cpus.len());
     // Each CPU's own counts, kept for visitors that follow CPUs.
     let mut own: Vec<Occupancy> = Vec::new();
+    let first_cpu = cpus.start;
     for cpu in cpus {
         let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
-        state = state.plus(before);
+        before.apply(&mut state);
         if V::PER_CPU {
-            visitor.cpu(window.start, Cpu(cpu as u32), before);
-            own.push(before);
+            let mut counts = Occupancy::default();
+            before.apply(&mut counts);
+            visitor.cpu(window.start, Cpu(cpu as u32), counts);
+            own.push(counts);
         }
         sources.push(changes);
     }
-    let first_cpu = sources.first().map_or(0, |s| s.cpu as usize);
     let total: u64 = sources.iter().map(|s| s.count_in(window)).sum();
     let blocks = total.div_ceil(BLOCK_CHANGES).max(1);
     let block_end =
@@ -423,7 +415,7 @@ fn sort_by_time(changes: &mut Vec<Change>, scratch: &mut Vec<Change>, base: Nano
         for slot in next.iter_mut() {
             (*slot, sum) = (sum, sum + *slot);
         }
-        scratch.clear();
+        // Every slot is written below: only the length matters.
         scratch.resize(changes.len(), Change { time: Nanos(0), cpu: 0, step: Step([0; 4]) });
         for change in changes.iter() {
             let slot = &mut next[digit(change)];

@@ -90,22 +90,28 @@ pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter)
     PartColumns::merge(&map, parts)
 }
 
-/// The plot's columns and every CPU's runqueue length per column (as
-/// [`queue_length_columns`] gives them), from one sweep that follows each CPU.
+/// The plot's columns and the runqueue lengths per column of the CPUs in `cpus` (as
+/// [`queue_length_rows`] gives them), from one sweep that follows each CPU.
 pub fn columns_and_queue_lengths(
     model: &Model,
     window: Window,
     columns: u32,
     filter: &TaskFilter,
+    cpus: &[Cpu],
 ) -> (RunningWaiting, Vec<Vec<u32>>) {
     let map = ColumnMap::new(window, columns);
-    let cpus = model.cpus().len();
+    let mut row_of = vec![None; model.cpus().len()];
+    for (row, cpu) in cpus.iter().enumerate() {
+        if let Some(slot) = row_of.get_mut(cpu.index()) {
+            *slot = Some(row);
+        }
+    }
     let parts = sweep_cpus_in_parts(model, window, filter, sweep_threads(), |part| BothPart {
         columns: PartColumns::new(&map),
         glued: None,
-        queues: QueuePart::new(&map, part, cpus),
+        queues: QueuePart::new(&map, part, &row_of, cpus.len()),
     });
-    let mut queues = vec![vec![0u32; map.count]; cpus];
+    let mut queues = vec![vec![0u32; map.count]; cpus.len()];
     let mut column_parts = Vec::with_capacity(parts.len());
     for part in parts {
         let (part_columns, part_queues) = part.finish();
@@ -162,40 +168,49 @@ impl<'m> PartColumns<'m> {
     }
 }
 
-/// One part of a sweep's runqueue lengths, per CPU over the columns the part touches.
+/// One part of a sweep's runqueue lengths, per row (a CPU asked for) over the columns
+/// the part touches.
 struct QueuePart<'m> {
     map: &'m ColumnMap,
     part: Window,
+    /// Per model CPU, its row, if asked for.
+    row_of: &'m [Option<usize>],
     /// The first column the part touches.
     first: usize,
     rows: Vec<Vec<u32>>,
-    /// Per CPU, since when its length has been what it is.
+    /// Per row, since when its length has been what it is.
     since: Vec<(Nanos, u32)>,
 }
 
 impl<'m> QueuePart<'m> {
-    fn new(map: &'m ColumnMap, part: Window, cpus: usize) -> Self {
+    fn new(map: &'m ColumnMap, part: Window, row_of: &'m [Option<usize>], rows: usize) -> Self {
         let touched: Vec<usize> = map.covered(part.start, part.end).map(|(index, _)| index).collect();
         let first = touched.first().copied().unwrap_or(0);
         let width = touched.last().map_or(0, |last| last + 1 - first);
-        QueuePart { map, part, first, rows: vec![vec![0; width]; cpus], since: vec![(part.start, 0); cpus] }
+        QueuePart { map, part, row_of, first, rows: vec![vec![0; width]; rows], since: vec![(part.start, 0); rows] }
     }
 
     /// `cpu`'s length is `length` from `time` on.
-    fn change(&mut self, time: Nanos, cpu: usize, length: u32) {
-        let (since, before) = self.since[cpu];
+    fn change(&mut self, time: Nanos, cpu: Cpu, length: u32) {
+        if let Some(&Some(row)) = self.row_of.get(cpu.index()) {
+            self.row_change(time, row, length);
+        }
+    }
+
+    fn row_change(&mut self, time: Nanos, row: usize, length: u32) {
+        let (since, before) = self.since[row];
         if time > since {
             for (index, _) in self.map.covered(since, time) {
-                let cell = &mut self.rows[cpu][index - self.first];
+                let cell = &mut self.rows[row][index - self.first];
                 *cell = (*cell).max(before);
             }
         }
-        self.since[cpu] = (time, length);
+        self.since[row] = (time, length);
     }
 
     fn finish(mut self) -> Self {
-        for cpu in 0..self.since.len() {
-            self.change(self.part.end, cpu, 0);
+        for row in 0..self.since.len() {
+            self.row_change(self.part.end, row, 0);
         }
         self
     }
@@ -240,7 +255,7 @@ impl CpuSweepVisitor for BothPart<'_> {
     }
 
     fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy) {
-        self.queues.change(time, cpu.index(), counts.running.saturating_add(counts.waiting));
+        self.queues.change(time, cpu, counts.running.saturating_add(counts.waiting));
     }
 }
 
@@ -337,11 +352,11 @@ mod tests {
         for (start, end) in [(0, 150), (7, 143), (20, 100), (49, 51)] {
             let window = Window::new(Nanos(start), Nanos(end));
             for count in [1, 2, 3, 7, 64, 300] {
-                let (both, queues) = columns_and_queue_lengths(&model, window, count, &filter);
+                let (both, queues) = columns_and_queue_lengths(&model, window, count, &filter, &[Cpu(1), Cpu(0)]);
                 assert_eq!(both, columns(&model, window, count, &filter), "{window:?} in {count}");
-                for cpu in [Cpu(0), Cpu(1)] {
+                for (row, cpu) in [Cpu(1), Cpu(0)].into_iter().enumerate() {
                     let alone = queue_length_columns(&model, cpu, window, count, &filter);
-                    assert_eq!(queues[cpu.index()], alone, "{cpu:?}, {window:?} in {count}");
+                    assert_eq!(queues[row], alone, "{cpu:?}, {window:?} in {count}");
                 }
             }
         }

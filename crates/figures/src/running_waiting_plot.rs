@@ -8,7 +8,7 @@
 use crate::axis::{TimeAxis, nice_step, seconds};
 use crate::graph::{PlotSize, RowSpec};
 use crate::markers;
-use crate::running_waiting::{Column, Extent, RunningWaiting, columns, queue_length_rows};
+use crate::running_waiting::{Column, Extent, RunningWaiting, columns, columns_and_queue_lengths};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use analysis::occupancy::IdleWhileWaiting;
 use analysis::{TaskFilter, Window};
@@ -44,7 +44,13 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
     let columns_per_px = request.columns_per_px.max(0.01);
     let layout = Layout::new(request);
     let count = (layout.data_width * columns_per_px).round().max(1.0) as u32;
-    let RunningWaiting { columns: data, idle_while_waiting } = columns(model, request.window, count, request.filter);
+    let cpus: Vec<Cpu> = request.per_cpu.iter().map(|spec| spec.cpu).collect();
+    // With strips, the columns and the strips' lengths come from one sweep.
+    let (RunningWaiting { columns: data, idle_while_waiting }, lengths) = if cpus.is_empty() {
+        (columns(model, request.window, count, request.filter), Vec::new())
+    } else {
+        columns_and_queue_lengths(model, request.window, count, request.filter, &cpus)
+    };
     let cores = model.cpu_count();
     let top_value = data.iter().map(|c| c.total.max).max().unwrap_or(0).max(cores).max(1);
     let y_max = f64::from(top_value) * 1.1;
@@ -61,7 +67,7 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
     scene.push(envelope_line(data.iter().map(|c| c.total), &x_of, &y_of, TOTAL));
     scene.push(envelope_line(data.iter().map(|c| c.running), &x_of, &y_of, RUNNING));
     scene.push(style::outline(&layout.plot, Stroke::solid(FAINT, 1.0)));
-    let strips_bottom = draw_heat_strips(model, request, &layout, count, &mut scene);
+    let strips_bottom = draw_heat_strips(request, &lengths, &layout, &mut scene);
     let axis_plot = Rect::from_edges(layout.plot.x, layout.plot.y, layout.plot.right(), strips_bottom);
     let axis = TimeAxis { start_s: seconds(request.window.start, request.origin), span_s: request.span.0 as f64 / 1e9 };
     let (origin, window) = (request.origin, request.window);
@@ -179,10 +185,9 @@ fn merge_collinear(points: Vec<Point>) -> Vec<Point> {
 
 /// Heat strips under the plot, one per CPU; returns their bottom.
 fn draw_heat_strips(
-    model: &Model,
     request: &RunningWaitingRequest<'_>,
+    lengths: &[Vec<u32>],
     layout: &Layout,
-    count: u32,
     scene: &mut Scene,
 ) -> f32 {
     if request.per_cpu.is_empty() {
@@ -192,9 +197,7 @@ fn draw_heat_strips(
     let columns_per_px = request.columns_per_px.max(0.01);
     let mut batches: std::collections::BTreeMap<u32, Vec<Rect>> = std::collections::BTreeMap::new();
     let every = if request.per_cpu.len() <= 32 && layout.strip_height >= 8.0 { 1 } else { 8 };
-    let cpus: Vec<Cpu> = request.per_cpu.iter().map(|spec| spec.cpu).collect();
-    let lengths = queue_length_rows(model, &cpus, request.window, count, request.filter);
-    for (row, (spec, lengths)) in request.per_cpu.iter().zip(&lengths).enumerate() {
+    for (row, (spec, lengths)) in request.per_cpu.iter().zip(lengths).enumerate() {
         let y = top + row as f32 * layout.strip_height;
         for (x0, x1, length) in runs(lengths) {
             let x = layout.plot.x + x0 as f32 / columns_per_px;

@@ -5,15 +5,12 @@
 //! The recorded series needs root, tracefs and hackbench, and says on stderr when it is
 //! skipped.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use common::{fresh_dir as dir, recording_unavailable};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn schedlens(args: &[&str]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_schedlens")).args(args).output().expect("run schedlens");
@@ -49,23 +46,9 @@ fn an_untraced_series_reports_its_statistics_and_figure() {
     assert!(!html.contains("<section id=\"timeline\">"), "no trace, no timeline");
 }
 
-fn can_record() -> Option<&'static str> {
-    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let hackbench = Command::new("hackbench").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status();
-    if !root {
-        Some("recording needs root")
-    } else if !Path::new("/sys/kernel/tracing").is_dir() {
-        Some("no tracefs")
-    } else if hackbench.is_err() {
-        Some("hackbench is not installed (apt-get install rt-tests)")
-    } else {
-        None
-    }
-}
-
 #[test]
 fn a_recorded_series_shows_its_fastest_and_slowest_runs_with_the_comparison() {
-    if let Some(why) = can_record() {
+    if let Some(why) = recording_unavailable() {
         eprintln!("skipped: a_recorded_series_shows_its_fastest_and_slowest_runs_with_the_comparison: {why}");
         return;
     }

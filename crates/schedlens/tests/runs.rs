@@ -7,9 +7,12 @@
 //! scipy on the same CSV. Tests that need root, tracefs, hackbench or scipy say on stderr
 //! why they are skipped.
 
+mod common;
+
+use common::{fresh_dir as dir, is_root, recording_unavailable};
 use serde_json::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -24,10 +27,6 @@ fn skip(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
 }
 
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
 fn knobs_writable() -> Option<&'static str> {
     if !is_root() {
         return Some("changing scheduler knobs needs root");
@@ -36,12 +35,6 @@ fn knobs_writable() -> Option<&'static str> {
         return Some("the kernel lacks sched_rr_timeslice_ms or sched_autogroup_enabled");
     }
     None
-}
-
-fn dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 fn schedlens(args: &[&str]) -> Output {
@@ -284,16 +277,7 @@ fn libc_sigint() -> i32 {
 }
 
 fn can_record() -> Option<&'static str> {
-    knobs_writable().or_else(|| {
-        let hackbench = Command::new("hackbench").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status();
-        if !Path::new("/sys/kernel/tracing").is_dir() {
-            Some("no tracefs")
-        } else if hackbench.is_err() {
-            Some("hackbench is not installed (apt-get install rt-tests)")
-        } else {
-            None
-        }
-    })
+    knobs_writable().or_else(recording_unavailable)
 }
 
 #[test]

@@ -40,7 +40,8 @@ impl Pyramid {
         let start = (i128::from(origin.0) + (i128::from(first) << base_level)).max(0) as u64;
         let window = Window::new(Nanos(start), Nanos(start + (u64::from(count) << base_level)));
         // One sweep that follows each CPU gives both.
-        let (running_waiting, queues) = columns_and_queue_lengths(model, window, count, filter);
+        let cpus: Vec<Cpu> = (0..model.cpus().len() as u32).map(Cpu).collect();
+        let (running_waiting, queues) = columns_and_queue_lengths(model, window, count, filter, &cpus);
         let queues =
             queues.into_iter().map(|row| row.into_iter().map(|length| length.min(255) as u8).collect()).collect();
         let columns = running_waiting.columns;

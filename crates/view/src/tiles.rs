@@ -23,7 +23,7 @@ use crate::lookup::Run;
 use crate::params::BadRequest;
 use crate::pyramid::Pyramid;
 use analysis::{TaskFilter, Window};
-use figures::running_waiting::{columns as running_waiting_columns, queue_length_rows};
+use figures::running_waiting::{columns as running_waiting_columns, columns_and_queue_lengths, queue_length_rows};
 use figures::timeline::{self, Coloring, TimelineRequest};
 use model::{Cpu, Model, Nanos};
 
@@ -140,27 +140,33 @@ pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
     }
     let place = request.place;
     let pyramid = request.pyramid.filter(|p| p.covers(place.level));
-    if request.layers.running_waiting {
-        let columns = match pyramid {
-            Some(pyramid) => pyramid.running_waiting(place.level, place.index, place.columns),
-            None => running_waiting_columns(model, request.window, request.columns, request.filter).columns,
-        };
-        for column in columns {
-            let (r, t) = (column.running, column.total);
-            for value in [r.first, r.min, r.max, r.last, t.first, t.min, t.max, t.last] {
-                put_u16(&mut out, value.min(u32::from(u16::MAX)) as u16);
-            }
-            put_u16(&mut out, (column.waiting_while_idle.clamp(0.0, 1.0) * 65535.0).round() as u16);
+    let (running_waiting, runqueue) = (request.layers.running_waiting, request.layers.runqueue);
+    let (columns, rows) = match pyramid {
+        Some(pyramid) => (
+            running_waiting.then(|| pyramid.running_waiting(place.level, place.index, place.columns)),
+            runqueue.then(|| pyramid.queue_lengths(request.cpus, place.level, place.index, place.columns)),
+        ),
+        // Both from one sweep.
+        None if running_waiting && runqueue => {
+            let (both, rows) =
+                columns_and_queue_lengths(model, request.window, request.columns, request.filter, request.cpus);
+            (Some(both.columns), Some(rows))
         }
+        None => (
+            running_waiting
+                .then(|| running_waiting_columns(model, request.window, request.columns, request.filter).columns),
+            runqueue.then(|| queue_length_rows(model, request.cpus, request.window, request.columns, request.filter)),
+        ),
+    };
+    for column in columns.into_iter().flatten() {
+        let (r, t) = (column.running, column.total);
+        for value in [r.first, r.min, r.max, r.last, t.first, t.min, t.max, t.last] {
+            put_u16(&mut out, value.min(u32::from(u16::MAX)) as u16);
+        }
+        put_u16(&mut out, (column.waiting_while_idle.clamp(0.0, 1.0) * 65535.0).round() as u16);
     }
-    if request.layers.runqueue {
-        let rows = match pyramid {
-            Some(pyramid) => pyramid.queue_lengths(request.cpus, place.level, place.index, place.columns),
-            None => queue_length_rows(model, request.cpus, request.window, request.columns, request.filter),
-        };
-        for row in rows {
-            out.extend(row.iter().map(|&length| length.min(255) as u8));
-        }
+    for row in rows.into_iter().flatten() {
+        out.extend(row.iter().map(|&length| length.min(255) as u8));
     }
     if request.layers.highlight {
         for &cpu in request.cpus {

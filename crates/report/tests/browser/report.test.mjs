@@ -8,19 +8,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Browser, findChromium } from '../../../view/tests/browser/cdp.mjs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Browser, testTargets } from '../../../view/tests/browser/cdp.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '../../../..');
-const traces = join(root, 'testdata/traces');
-const bin = process.env.SCHEDLENS_BIN ? join(process.cwd(), process.env.SCHEDLENS_BIN) : join(root, 'target/debug/schedlens');
-const chromium = findChromium();
-const skip = !chromium ? 'no Chromium installed (apt-get install chromium)' : !existsSync(bin) ? `no schedlens binary at ${bin} (cargo build)` : false;
-if (skip) console.log(`# report browser tests skipped: ${skip}`);
+const { traces, bin, chromium, skip } = testTargets('report browser tests');
 
 /** Writes a report of fixtures; its path. */
 function report(dir, name, files, extra = []) {

@@ -1,6 +1,6 @@
-//! Shared by the tests that compare schedlens with the reference decoder: running the
-//! binary, and checking that `dump --json` agrees with `trace-cmd report -R -t` on every
-//! event and every loss of a trace.
+//! Shared by the CLI tests: running the binary, a fresh scratch directory, whether this
+//! machine can record a hackbench run, and checking that `dump --json` agrees with
+//! `trace-cmd report -R -t` on every event and every loss of a trace.
 
 // Each test binary uses only part of these helpers.
 #![allow(dead_code)]
@@ -8,8 +8,8 @@
 use refcheck::{FieldValue, Line};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use tracedat::format::{Element, FieldKind};
 
 /// The standard output of a successful run, as bytes.
@@ -23,6 +23,32 @@ pub fn schedlens(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_schedlens")).args(args).output().expect("run schedlens");
     assert!(out.status.success(), "schedlens {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// An empty directory of this name under the tests' scratch space.
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+pub fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Why `schedlens record` of a hackbench run cannot work here (root, tracefs and
+/// hackbench are needed), if it cannot.
+pub fn recording_unavailable() -> Option<&'static str> {
+    let hackbench = Command::new("hackbench").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    if !is_root() {
+        Some("recording needs root")
+    } else if !Path::new("/sys/kernel/tracing").is_dir() {
+        Some("no tracefs")
+    } else if hackbench.is_err() {
+        Some("hackbench is not installed (apt-get install rt-tests)")
+    } else {
+        None
+    }
 }
 
 fn field_value(value: &Value) -> FieldValue {

@@ -6,12 +6,27 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The Chromium binary, or null when none is installed. */
 export function findChromium() {
   const candidates = [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
   return candidates.find((path) => path && existsSync(path)) || null;
+}
+
+/**
+ * What the browser tests of `suite` run against: the repository's fixtures, the schedlens
+ * binary (`SCHEDLENS_BIN`, else the debug build) and Chromium; `skip` says why they cannot
+ * run here (and is printed), or is false.
+ */
+export function testTargets(suite) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+  const bin = process.env.SCHEDLENS_BIN ? join(process.cwd(), process.env.SCHEDLENS_BIN) : join(root, 'target/debug/schedlens');
+  const chromium = findChromium();
+  const skip = !chromium ? 'no Chromium installed (apt-get install chromium)' : !existsSync(bin) ? `no schedlens binary at ${bin} (cargo build)` : false;
+  if (skip) console.log(`# ${suite} skipped: ${skip}`);
+  return { root, traces: join(root, 'testdata/traces'), bin, chromium, skip };
 }
 
 export class Browser {

@@ -13,15 +13,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Browser, findChromium } from './cdp.mjs';
+import { Browser, testTargets } from './cdp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '../../../..');
-const traces = join(root, 'testdata/traces');
-const bin = process.env.SCHEDLENS_BIN ? join(process.cwd(), process.env.SCHEDLENS_BIN) : join(root, 'target/debug/schedlens');
-const chromium = findChromium();
-const skip = !chromium ? 'no Chromium installed (apt-get install chromium)' : !existsSync(bin) ? `no schedlens binary at ${bin} (cargo build)` : false;
-if (skip) console.log(`# browser tests skipped: ${skip}`);
+const { traces, bin, chromium, skip } = testTargets('browser tests');
 
 /** Starts `schedlens view` on fixtures; resolves to {url, stop}. */
 function serve(files, extra = []) {
@@ -64,6 +59,16 @@ function point(page, trace, cpu, t) {
     const x = view.geometry.x0 + app.scale().x(${t});
     return { x: rect.left + x, y: rect.top + view.rowCenter(${cpu}), canvasX: Math.floor(x), canvasY: Math.floor(view.rowCenter(${cpu})) };
   })()`);
+}
+
+/** Zooms to a run of CPU 0 of the first trace and moves the mouse to its middle; where. */
+async function hoverMiddle(page, run) {
+  const margin = 3 * (run.end - run.start);
+  await page.evaluate(`window.schedlens.setWindow([${run.start - margin}, ${run.end + margin}])`);
+  await settled(page);
+  const at = await point(page, 0, 0, Math.round((run.start + run.end) / 2));
+  await page.move(at.x, at.y);
+  return at;
 }
 
 function pixel(page, trace, x, y) {
@@ -168,10 +173,7 @@ describe('schedlens view in Chromium', { skip }, () => {
   test('hover tells the run: task, CPU, start, length, how it ended, the wait before', async () => {
     const page = await open(browser, server.url);
     const run = pinned.run;
-    await page.evaluate(`window.schedlens.setWindow([${run.start - 3 * (run.end - run.start)}, ${run.end + 3 * (run.end - run.start)}])`);
-    await settled(page);
-    const at = await point(page, 0, 0, Math.round((run.start + run.end) / 2));
-    await page.move(at.x, at.y);
+    await hoverMiddle(page, run);
     const tip = await page.waitFor("!document.querySelector('#tooltip').hidden && document.querySelector('#tooltip').textContent.includes('pinned-spin') && document.querySelector('#tooltip').textContent");
     assert.match(tip, /CPU 0/);
     assert.match(tip, new RegExp(`pinned-spin:${run.pid}`));
@@ -186,10 +188,7 @@ describe('schedlens view in Chromium', { skip }, () => {
   test('clicking a run follows its task: its runs stay coloured, others dim', async () => {
     const page = await open(browser, server.url);
     const run = pinned.run;
-    await page.evaluate(`window.schedlens.setWindow([${run.start - 3 * (run.end - run.start)}, ${run.end + 3 * (run.end - run.start)}])`);
-    await settled(page);
-    const at = await point(page, 0, 0, Math.round((run.start + run.end) / 2));
-    await page.move(at.x, at.y);
+    const at = await hoverMiddle(page, run);
     await page.waitFor("window.schedlens.overlay.hover && window.schedlens.overlay.hover.run");
     await page.click(at.x, at.y);
     await page.waitFor(`window.schedlens.state.follow && window.schedlens.state.follow.task === ${run.task}`);

@@ -113,28 +113,37 @@ function fillRows(pixels, stride, line, x0, y0, y1) {
  */
 export function paintTimeline(pixels, stride, area, rows, sample, options = {}) {
   const { x0, top, width, rowPx, inset } = area;
-  const { tiles, center, runs, runCount } = sample;
+  const { center } = sample;
   const highlight = options.highlight;
   const line = scratchLine(width);
   const background = COLORS.background;
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
-    for (let k = 0; k < runCount; k++) {
-      const s = runs[k * 3];
-      const from = runs[k * 3 + 1];
-      const to = runs[k * 3 + 2];
-      const tile = s < 0 ? null : tiles[s];
-      const colors = tile && tile.colors;
-      if (!colors) {
-        line.fill(COLORS.missing, from, to);
-        continue;
-      }
+    paintRuns(line, sample, 'colors', (tile, from, to) => {
+      const colors = tile.colors;
       const base = cpu * tile.columns;
       for (let x = from; x < to; x++) line[x] = colors[base + center[x]] || background;
-    }
+    });
     if (highlight) markFollowed(line, cpu, highlight);
     const bottom = top + (rows.length - r) * rowPx;
     fillRows(pixels, stride, line, x0, bottom - rowPx + inset, bottom - inset);
+  }
+}
+
+/**
+ * Paints `line` one run of pixels at a time (the runs of `sample` that read one tile
+ * each): `paint(tile, from, to)` where the tile and its `layer` have arrived, the
+ * missing colour elsewhere.
+ */
+function paintRuns(line, sample, layer, paint) {
+  const { tiles, runs, runCount } = sample;
+  for (let k = 0; k < runCount; k++) {
+    const s = runs[k * 3];
+    const from = runs[k * 3 + 1];
+    const to = runs[k * 3 + 2];
+    const tile = s < 0 ? null : tiles[s];
+    if (tile && tile[layer]) paint(tile, from, to);
+    else line.fill(COLORS.missing, from, to);
   }
 }
 
@@ -158,21 +167,13 @@ const HEAT_INT = new Int32Array(HEAT.buffer);
 /** Paints runqueue strips (top to bottom in `rows`): the longest queue in each pixel. */
 export function paintQueue(pixels, stride, area, rows, sample) {
   const { x0, top, width, rowPx } = area;
-  const { tiles, first, last, runs, runCount } = sample;
+  const { first, last } = sample;
   const line = new Int32Array(scratchLine(width).buffer, 0, width);
   const heat = HEAT_INT;
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
-    for (let k = 0; k < runCount; k++) {
-      const s = runs[k * 3];
-      const from = runs[k * 3 + 1];
-      const to = runs[k * 3 + 2];
-      const tile = s < 0 ? null : tiles[s];
-      const queue = tile && tile.queue;
-      if (!queue) {
-        line.fill(COLORS.missing, from, to);
-        continue;
-      }
+    paintRuns(line, sample, 'queue', (tile, from, to) => {
+      const queue = tile.queue;
       const base = cpu * tile.columns;
       for (let x = from; x < to; x++) {
         // A pixel mostly covers one to three columns: those read without a loop.
@@ -184,7 +185,7 @@ export function paintQueue(pixels, stride, area, rows, sample) {
         for (let c = a + 1; c < b; c++) if (queue[c] > most) most = queue[c];
         line[x] = heat[most > HEAT_TOP ? HEAT_TOP : most];
       }
-    }
+    });
     const y0 = top + r * rowPx;
     fillRows(pixels, stride, line, x0, y0, y0 + rowPx);
   }
