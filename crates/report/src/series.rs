@@ -197,7 +197,8 @@ fn write_correlations(out: &mut String, results: &Results, summary: &Summary) {
                     writeln!(out, "<tr><td>{metric}</td>{}{}</tr>", td(rho, &format!("{rho:.2}")), td(p, &p_value(p)));
             }
             None => {
-                let _ = writeln!(out, "<tr><td>{metric}</td>{}<td>did not vary</td></tr>", td(f64::NAN, "-"));
+                let _ =
+                    writeln!(out, "<tr><td>{metric}</td>{}<td>{}</td></tr>", td(f64::NAN, "-"), c.missing_because());
             }
         }
     }

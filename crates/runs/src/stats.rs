@@ -147,11 +147,14 @@ fn u_at_least(m: usize, n: usize, u: usize) -> f64 {
     counts[m][u.min(most + 1)..].iter().sum::<f64>() / total
 }
 
+/// Pairs [`spearman`] needs.
+pub const SPEARMAN_MIN_PAIRS: usize = 3;
+
 /// Spearman's rank correlation and its two-sided p-value (Student's t with n − 2 degrees
 /// of freedom); `None` with fewer than 3 pairs or when either side does not vary.
 pub fn spearman(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
     let n = x.len().min(y.len());
-    if n < 3 {
+    if n < SPEARMAN_MIN_PAIRS {
         return None;
     }
     let rho = pearson(&ranks(&x[..n]).0, &ranks(&y[..n]).0)?;

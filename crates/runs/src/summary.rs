@@ -36,8 +36,16 @@ pub struct Correlation {
     /// Index into the results' metrics.
     pub metric: usize,
     pub n: usize,
-    /// Spearman's rho and its p-value; `None` when the metric did not vary.
+    /// Spearman's rho and its p-value; `None` when there were too few runs or the metric
+    /// did not vary.
     pub rho: Option<(f64, f64)>,
+}
+
+impl Correlation {
+    /// Why there is no rho (when there is none).
+    pub fn missing_because(&self) -> &'static str {
+        if self.n < stats::SPEARMAN_MIN_PAIRS { "too few runs (3 needed)" } else { "did not vary (or unknown)" }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -200,14 +208,14 @@ impl Summary {
             let (rho, p) = c.rho.expect("varied");
             let _ = writeln!(out, "  {:>6.2}  p = {:<8} {}", rho, p_value(p), results.metrics[c.metric].key);
         }
-        let constant: Vec<&str> = self
-            .correlations
-            .iter()
-            .filter(|c| c.rho.is_none())
-            .map(|c| results.metrics[c.metric].key.as_str())
-            .collect();
-        if !constant.is_empty() {
-            let _ = writeln!(out, "  did not vary (or unknown): {}", constant.join(", "));
+        let missing: Vec<&Correlation> = self.correlations.iter().filter(|c| c.rho.is_none()).collect();
+        for reason in missing.iter().map(|c| c.missing_because()).collect::<std::collections::BTreeSet<_>>() {
+            let keys: Vec<&str> = missing
+                .iter()
+                .filter(|c| c.missing_because() == reason)
+                .map(|c| results.metrics[c.metric].key.as_str())
+                .collect();
+            let _ = writeln!(out, "  {reason}: {}", keys.join(", "));
         }
         if results.settings.len() > 1 {
             let _ = writeln!(out, "  (all settings pooled: a setting's own effect counts in these)");

@@ -67,4 +67,11 @@ fn a_recorded_series_shows_its_fastest_and_slowest_runs_with_the_comparison() {
     }
     assert!(html.contains("<section id=\"comparison\">") && html.contains("hackbench: waiting"), "compare's table");
     assert!(html.contains("Running time against the scheduler metrics"), "the metrics' correlations");
+    // Two runs cannot be correlated: said so, not passed off as metrics that did not vary.
+    assert!(html.contains("<td>too few runs (3 needed)</td>") && !html.contains("did not vary"), "why no correlation");
+    assert!(
+        read(&out.join("summary.txt")).contains("too few runs (3 needed): idle_while_waiting_s"),
+        "{}",
+        "in the text too"
+    );
 }
