@@ -8,6 +8,7 @@ pub mod graph;
 pub mod markers;
 pub mod migration_map;
 pub mod palette;
+mod pixel;
 pub mod running_waiting;
 pub mod running_waiting_plot;
 pub mod sorted_times;

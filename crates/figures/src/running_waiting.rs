@@ -4,6 +4,7 @@
 //! much of the column had a task waiting while a CPU idled. Zoomed in far enough, each
 //! column holds one value and the lines are the exact step functions.
 
+use crate::pixel::{ColumnScale, ceil_index, floor_index, to_f64};
 use analysis::occupancy::{
     CpuSweepVisitor, IdleWhileWaiting, IdleWhileWaitingSum, Occupancy, cpu_queue_length, sweep_cpus_in_parts,
     sweep_in_parts,
@@ -55,23 +56,26 @@ impl Column {
 /// Maps stretches of time onto pixel columns.
 struct ColumnMap {
     start: Nanos,
-    ns_per_column: f64,
+    scale: ColumnScale,
     count: usize,
 }
 
 impl ColumnMap {
     fn new(window: Window, columns: u32) -> ColumnMap {
         let count = columns.max(1) as usize;
-        ColumnMap { start: window.start, ns_per_column: window.len().0.max(1) as f64 / count as f64, count }
+        ColumnMap { start: window.start, scale: ColumnScale::new(window.len().0.max(1) as f64 / count as f64), count }
     }
 
     /// The columns `[start, end)` touches, each with the share of it covered; always
     /// below `count`, whatever the times (clamped), so callers index with them.
     fn covered(&self, start: Nanos, end: Nanos) -> impl Iterator<Item = (usize, f64)> + '_ {
-        let x0 = (start.0.saturating_sub(self.start.0)) as f64 / self.ns_per_column;
-        let x1 = (end.0.saturating_sub(self.start.0)) as f64 / self.ns_per_column;
-        let (first, last) = (x0.floor() as usize, ((x1.ceil() as usize).max(1) - 1).min(self.count - 1));
-        (first.min(self.count - 1)..=last).map(move |c| (c, x1.min(c as f64 + 1.0) - x0.max(c as f64)))
+        let x0 = self.scale.columns(to_f64(start.0.saturating_sub(self.start.0)));
+        let x1 = self.scale.columns(to_f64(end.0.saturating_sub(self.start.0)));
+        let (first, last) = (floor_index(x0), (ceil_index(x1).max(1) - 1).min(self.count - 1));
+        (first.min(self.count - 1)..=last).map(move |c| {
+            let left = to_f64(c as u64);
+            (c, x1.min(left + 1.0) - x0.max(left))
+        })
     }
 }
 
@@ -169,7 +173,8 @@ impl<'m> PartColumns<'m> {
 }
 
 /// One part of a sweep's runqueue lengths, per row (a CPU asked for) over the columns
-/// the part touches.
+/// the part touches. Cells are kept column by column: the sweep's changes come in time
+/// order from every CPU, so neighbouring changes land in one column's cells.
 struct QueuePart<'m> {
     map: &'m ColumnMap,
     part: Window,
@@ -177,7 +182,8 @@ struct QueuePart<'m> {
     row_of: &'m [Option<usize>],
     /// The first column the part touches.
     first: usize,
-    rows: Vec<Vec<u32>>,
+    /// `cells[column * rows + row]`, columns from `first`.
+    cells: Vec<u32>,
     /// Per row, since when its length has been what it is.
     since: Vec<(Nanos, u32)>,
 }
@@ -187,7 +193,7 @@ impl<'m> QueuePart<'m> {
         let touched: Vec<usize> = map.covered(part.start, part.end).map(|(index, _)| index).collect();
         let first = touched.first().copied().unwrap_or(0);
         let width = touched.last().map_or(0, |last| last + 1 - first);
-        QueuePart { map, part, row_of, first, rows: vec![vec![0; width]; rows], since: vec![(part.start, 0); rows] }
+        QueuePart { map, part, row_of, first, cells: vec![0; width * rows], since: vec![(part.start, 0); rows] }
     }
 
     /// `cpu`'s length is `length` from `time` on.
@@ -200,8 +206,9 @@ impl<'m> QueuePart<'m> {
     fn row_change(&mut self, time: Nanos, row: usize, length: u32) {
         let (since, before) = self.since[row];
         if time > since {
+            let rows = self.since.len();
             for (index, _) in self.map.covered(since, time) {
-                let cell = &mut self.rows[row][index - self.first];
+                let cell = &mut self.cells[(index - self.first) * rows + row];
                 *cell = (*cell).max(before);
             }
         }
@@ -216,8 +223,10 @@ impl<'m> QueuePart<'m> {
     }
 
     fn max_into(self, rows: &mut [Vec<u32>]) {
-        for (row, part) in rows.iter_mut().zip(self.rows) {
-            for (cell, length) in row[self.first..].iter_mut().zip(part) {
+        let count = rows.len().max(1);
+        for (column, cells) in self.cells.chunks(count).enumerate() {
+            for (row, &length) in rows.iter_mut().zip(cells) {
+                let cell = &mut row[self.first + column];
                 *cell = (*cell).max(length);
             }
         }

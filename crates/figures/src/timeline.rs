@@ -5,6 +5,7 @@
 //! one mark per row per column, and zooming in brings back every run.
 
 use crate::palette::{Rgb, color_of, color_of_name};
+use crate::pixel::{ColumnScale, ceil_index, floor_index, to_f64};
 use analysis::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, Segment, TaskId};
 use std::collections::HashMap;
@@ -136,7 +137,7 @@ fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>, painter: &m
 /// Accumulates colored time per pixel column, in time order.
 struct Columns {
     start: f64,
-    ns_per_column: f64,
+    scale: ColumnScale,
     count: usize,
     /// The winning color of each finished column.
     chosen: Vec<Option<Rgb>>,
@@ -153,7 +154,7 @@ impl Columns {
         let count = columns.max(1) as usize;
         Columns {
             start: window.start.0 as f64,
-            ns_per_column: window.len().0.max(1) as f64 / count as f64,
+            scale: ColumnScale::new(window.len().0.max(1) as f64 / count as f64),
             count,
             chosen: vec![None; count],
             current: 0,
@@ -164,29 +165,34 @@ impl Columns {
 
     /// Adds `[start, end)` in `color` (`None`: background, which only takes up room).
     fn add(&mut self, start: u64, end: u64, color: Option<Rgb>) {
-        let max = self.count as f64;
-        let x0 = ((start as f64 - self.start) / self.ns_per_column).clamp(0.0, max);
-        let x1 = ((end as f64 - self.start) / self.ns_per_column).clamp(0.0, max);
+        let max = to_f64(self.count as u64);
+        let x0 = self.scale.columns(to_f64(start) - self.start).clamp(0.0, max);
+        let x1 = self.scale.columns(to_f64(end) - self.start).clamp(0.0, max);
         if x1 <= x0 {
             return;
         }
-        let (first, last) = (x0.floor() as usize, (x1.ceil() as usize).saturating_sub(1));
+        let (first, last) = (floor_index(x0), ceil_index(x1).saturating_sub(1));
         self.move_to(first);
         let Some(color) = color else { return };
         if first == last {
             self.cover(color, x1 - x0);
             return;
         }
-        self.cover(color, (first + 1) as f64 - x0);
+        self.cover(color, to_f64(first as u64 + 1) - x0);
         // In range: x1 is clamped to `count`, so `last` < `count`.
         for column in first + 1..last {
             self.chosen[column] = Some(color);
         }
         self.move_to(last);
-        self.cover(color, x1 - last as f64);
+        self.cover(color, x1 - to_f64(last as u64));
     }
 
     fn cover(&mut self, color: Rgb, amount: f64) {
+        // Runs of one task often follow each other in a column: its part is the last.
+        if let Some(last) = self.parts.last_mut().filter(|last| last.0 == color) {
+            last.1 += amount;
+            return;
+        }
         let parts = &mut self.parts;
         let index = *self.part_of.entry(color).or_insert_with(|| {
             parts.push((color, 0.0));

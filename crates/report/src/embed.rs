@@ -15,7 +15,7 @@ use model::{Cpu, Model, Nanos};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use view::pyramid::Pyramid;
-use view::tiles::{Layers, TilePlace, TileRequest, tile};
+use view::tiles::{Layers, TilePlace, TileRequest, tile, timeline_tiles};
 
 /// Columns of a tile (what the viewer's page asks for).
 pub const TILE_COLUMNS: u32 = 512;
@@ -102,8 +102,9 @@ impl TileSource<'_> {
                 if bundle.contains(&key) {
                     continue;
                 }
-                let ahead = if layers.timeline { self.timelines.borrow_mut().remove(&(level, index)) } else { None };
-                let compressed = ahead.unwrap_or_else(|| {
+                let compressed = if layers.timeline {
+                    self.timeline(level, &indices[done..], count.div_ceil(8), &cpus)
+                } else {
                     let request = TileRequest {
                         place,
                         window,
@@ -116,14 +117,37 @@ impl TileSource<'_> {
                         pyramid: self.pyramid,
                     };
                     compress(&tile(self.model, &request))
-                });
-                if self.pyramid.is_none() {
-                    self.timelines.borrow_mut().insert((level, index), compressed.clone());
-                }
+                };
                 bundle.add_compressed(key, &compressed);
             }
         }
         bundle.size() <= budget
+    }
+
+    /// The compressed timeline tile `indices[0]` of `level`: computed ahead, or now
+    /// together with the neighbours that follow it in `indices`, up to `chunk` tiles in
+    /// one pass over the runs (the others kept for when they are asked for). Computed
+    /// ahead (no pyramid yet), tiles stay for `embed` to take.
+    fn timeline(&self, level: u32, indices: &[i64], chunk: usize, cpus: &[Cpu]) -> Vec<u8> {
+        let key = (level, indices[0]);
+        if !self.timelines.borrow().contains_key(&key) {
+            let neighbours =
+                1 + indices.windows(2).take(chunk.max(1) - 1).take_while(|pair| pair[1] == pair[0] + 1).count();
+            let first = TilePlace { level, index: indices[0], columns: TILE_COLUMNS };
+            let compute = |count: usize| {
+                let filter = TaskFilter::default();
+                timeline_tiles(self.model, self.origin, first, count as u32, cpus, &Coloring::ByPid, &filter)
+            };
+            // The last neighbour may lie outside the trace's clock: then the first alone.
+            let tiles = compute(neighbours).or_else(|_| compute(1)).expect("the first tile lies within the trace");
+            let mut kept = self.timelines.borrow_mut();
+            for (n, bytes) in tiles.iter().enumerate() {
+                kept.insert((level, indices[0] + n as i64), compress(bytes));
+            }
+        }
+        let mut kept = self.timelines.borrow_mut();
+        if self.pyramid.is_none() { kept.get(&key).cloned() } else { kept.remove(&key) }
+            .expect("the tile was just computed")
     }
 }
 

@@ -24,7 +24,7 @@ use crate::params::BadRequest;
 use crate::pyramid::Pyramid;
 use analysis::{TaskFilter, Window};
 use figures::running_waiting::{columns as running_waiting_columns, columns_and_queue_lengths, queue_length_rows};
-use figures::timeline::{self, Coloring, TimelineRequest};
+use figures::timeline::{self, Coloring, Span, TimelineRequest};
 use model::{Cpu, Model, Nanos};
 
 /// Columns a tile may have at most (the page asks for 512).
@@ -117,10 +117,7 @@ pub struct TileRequest<'a> {
 /// Computes and encodes a tile.
 pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
-    out.extend_from_slice(b"SLT1");
-    put_u32(&mut out, request.columns);
-    put_u32(&mut out, request.cpus.len() as u32);
-    put_u32(&mut out, request.layers.mask());
+    put_header(&mut out, request.columns, request.cpus.len(), request.layers);
     if request.layers.timeline {
         let timeline = TimelineRequest {
             window: request.window,
@@ -130,12 +127,7 @@ pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
             coloring: request.coloring,
         };
         for row in timeline::rows(model, &timeline) {
-            put_u32(&mut out, row.spans.len() as u32);
-            for span in row.spans {
-                put_u16(&mut out, span.x0 as u16);
-                put_u16(&mut out, span.x1 as u16);
-                out.extend_from_slice(&[span.color.0, span.color.1, span.color.2, 0]);
-            }
+            put_spans(&mut out, &row.spans, 0);
         }
     }
     let place = request.place;
@@ -179,6 +171,63 @@ pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The timeline tiles (no other layer) of a run of neighbouring tiles of one level,
+/// `first` on, each with the bytes [`tile`] gives it. The run is computed as one wide
+/// window, each CPU's runs visited once, and cut into tiles: a column's width is a power
+/// of two, so every column lands on the same times as in its own tile and shows the
+/// same task.
+pub fn timeline_tiles(
+    model: &Model,
+    origin: Nanos,
+    first: TilePlace,
+    count: u32,
+    cpus: &[Cpu],
+    coloring: &Coloring,
+    filter: &TaskFilter,
+) -> Result<Vec<Vec<u8>>, BadRequest> {
+    let last = TilePlace { index: first.index + i64::from(count.max(1)) - 1, ..first };
+    let (start, end) = (model.start(), model.end());
+    let window = Window::new(first.window(origin, start, end)?.start, last.window(origin, start, end)?.end);
+    let wide = first.columns.checked_mul(count).ok_or_else(|| BadRequest::new("too many tiles at once"))?;
+    let request = TimelineRequest { window, columns: wide, rows: cpus, filter, coloring };
+    let rows = timeline::rows(model, &request);
+    let layers = Layers { timeline: true, ..Layers::default() };
+    Ok((0..count)
+        .map(|n| {
+            let (from, to) = (n * first.columns, (n + 1) * first.columns);
+            let mut out = Vec::with_capacity(1024);
+            put_header(&mut out, first.columns, cpus.len(), layers);
+            for row in &rows {
+                let spans: Vec<Span> = row
+                    .spans
+                    .iter()
+                    .filter(|span| span.x1 > from && span.x0 < to)
+                    .map(|span| Span { x0: span.x0.max(from), x1: span.x1.min(to), color: span.color })
+                    .collect();
+                put_spans(&mut out, &spans, from);
+            }
+            out
+        })
+        .collect())
+}
+
+fn put_header(out: &mut Vec<u8>, columns: u32, rows: usize, layers: Layers) {
+    out.extend_from_slice(b"SLT1");
+    put_u32(out, columns);
+    put_u32(out, rows as u32);
+    put_u32(out, layers.mask());
+}
+
+/// One timeline row, its columns counted from `from`.
+fn put_spans(out: &mut Vec<u8>, spans: &[Span], from: u32) {
+    put_u32(out, spans.len() as u32);
+    for span in spans {
+        put_u16(out, (span.x0 - from) as u16);
+        put_u16(out, (span.x1 - from) as u16);
+        out.extend_from_slice(&[span.color.0, span.color.1, span.color.2, 0]);
+    }
 }
 
 /// The columns in which any of the runs on `cpu` ran at all (however briefly), merged.
@@ -253,6 +302,55 @@ mod tests {
         let window = Window::new(Nanos(0), Nanos(40));
         assert_eq!(highlight_spans(&[&runs], Cpu(0), window, 4), [(0, 2), (3, 4)]);
         assert_eq!(highlight_spans(&[&runs], Cpu(1), window, 4), [(2, 4)]);
+    }
+
+    /// Runs of every length, cut by the tiles' edges at each level below (1 ns a column):
+    /// 0: AAAAAAABBBBBBBBBBBBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABBBBBBBBBBBBBB........
+    /// 1: ......CCCCCCCCCC........................CCCCCCCCCCCC.CCCCCCCC........CCC
+    #[test]
+    fn tiles_cut_from_one_wide_window_equal_tiles_computed_one_by_one() {
+        use model::scenario::*;
+        let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "gamma")])
+            .other(0, 0, 1)
+            .other(0, 1, 0)
+            .switch(6, 1, 0, R, 3)
+            .switch(7, 0, 1, R, 2)
+            .switch(16, 1, 3, S, 0)
+            .switch(19, 0, 2, R, 1)
+            .wake(40, 1, 0, 3, 1)
+            .switch(40, 1, 0, R, 3)
+            .switch(50, 0, 1, R, 2)
+            .switch(52, 1, 3, S, 0)
+            .wake(53, 1, 0, 3, 1)
+            .switch(53, 1, 0, R, 3)
+            .switch(61, 1, 3, S, 0)
+            .switch(64, 0, 2, S, 0)
+            .wake(69, 1, 0, 3, 1)
+            .switch(69, 1, 0, R, 3)
+            .other(72, 0, 0)
+            .other(72, 1, 3)
+            .finish();
+        let (cpus, filter) = ([Cpu(0), Cpu(1)], TaskFilter::default());
+        let origin = Nanos(0);
+        for (level, columns, first, count) in [(0u32, 8u32, 0i64, 9u32), (1, 4, 1, 8), (2, 3, 0, 6), (3, 2, 2, 3)] {
+            let place = TilePlace { level, index: first, columns };
+            let cut = timeline_tiles(&model, origin, place, count, &cpus, &Coloring::ByPid, &filter).unwrap();
+            for (n, bytes) in cut.iter().enumerate() {
+                let place = TilePlace { index: first + n as i64, ..place };
+                let request = TileRequest {
+                    place,
+                    window: place.window(origin, model.start(), model.end()).unwrap(),
+                    columns,
+                    cpus: &cpus,
+                    coloring: &Coloring::ByPid,
+                    filter: &filter,
+                    layers: Layers { timeline: true, ..Layers::default() },
+                    highlight: &[],
+                    pyramid: None,
+                };
+                assert_eq!(bytes, &tile(&model, &request), "level {level}, tile {}", place.index);
+            }
+        }
     }
 
     #[test]
