@@ -11,6 +11,9 @@ use model::{Cpu, Model, Nanos, Segment, TaskId};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+mod levels;
+pub use levels::{LevelColumns, rows_at_levels};
+
 /// How running tasks are colored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Coloring {

@@ -21,6 +21,9 @@ use view::tiles::{Layers, TilePlace, TileRequest, tile, timeline_tiles};
 pub const TILE_COLUMNS: u32 = 512;
 /// A level with more tiles than this is not embedded whole.
 const MAX_TILES_PER_LEVEL: i64 = 1024;
+/// Whole levels whose timeline tiles are computed together, from one placement of the
+/// runs at the finest of them (more would hold more tiles in memory at once).
+const LEVELS_AT_ONCE: usize = 4;
 /// Incidents whose zoomed view is embedded at most.
 const MAX_INCIDENTS: usize = 40;
 /// The plot width (CSS px) assumed when working out the level an incident is shown at.
@@ -125,29 +128,41 @@ impl TileSource<'_> {
     }
 
     /// The compressed timeline tile `indices[0]` of `level`: computed ahead, or now
-    /// together with the neighbours that follow it in `indices`, up to `chunk` tiles in
-    /// one pass over the runs (the others kept for when they are asked for). Computed
-    /// ahead (no pyramid yet), tiles stay for `embed` to take.
+    /// together with the neighbours that follow it in `indices`, up to `chunk` tiles
+    /// (the others kept for when they are asked for).
     fn timeline(&self, level: u32, indices: &[i64], chunk: usize, cpus: &[Cpu]) -> Vec<u8> {
         let key = (level, indices[0]);
         if !self.timelines.borrow().contains_key(&key) {
             let neighbours =
                 1 + indices.windows(2).take(chunk.max(1) - 1).take_while(|pair| pair[1] == pair[0] + 1).count();
             let first = TilePlace { level, index: indices[0], columns: TILE_COLUMNS };
-            let compute = |count: usize| {
-                let filter = TaskFilter::default();
-                timeline_tiles(self.model, self.origin, first, count as u32, cpus, &Coloring::ByPid, &filter)
-            };
             // The last neighbour may lie outside the trace's clock: then the first alone.
-            let tiles = compute(neighbours).or_else(|_| compute(1)).expect("the first tile lies within the trace");
-            let mut kept = self.timelines.borrow_mut();
-            for (n, bytes) in tiles.iter().enumerate() {
-                kept.insert((level, indices[0] + n as i64), compress(bytes));
+            if self.compute_timelines(&[(first, neighbours as u32)], cpus).is_none() {
+                self.compute_timelines(&[(first, 1)], cpus).expect("the first tile lies within the trace");
             }
         }
+        let taken = self.timelines.borrow_mut().remove(&key);
+        taken.expect("the tile was just computed")
+    }
+
+    /// Computes runs of neighbouring timeline tiles `(first, count)`, at any levels, from
+    /// one placement of the runs, and keeps them compressed; their compressed sizes, or
+    /// `None` when a run's last tile lies outside the trace's clock.
+    fn compute_timelines(&self, runs: &[(TilePlace, u32)], cpus: &[Cpu]) -> Option<Vec<usize>> {
+        let filter = TaskFilter::default();
+        let tiles = timeline_tiles(self.model, self.origin, runs, cpus, &Coloring::ByPid, &filter).ok()?;
         let mut kept = self.timelines.borrow_mut();
-        if self.pyramid.is_none() { kept.get(&key).cloned() } else { kept.remove(&key) }
-            .expect("the tile was just computed")
+        let mut sizes = Vec::with_capacity(runs.len());
+        for (&(first, _), tiles) in runs.iter().zip(tiles) {
+            let mut size = 0;
+            for (n, bytes) in tiles.iter().enumerate() {
+                let compressed = compress(bytes);
+                size += compressed.len();
+                kept.insert((first.level, first.index + n as i64), compressed);
+            }
+            sizes.push(size);
+        }
+        Some(sizes)
     }
 }
 
@@ -158,9 +173,35 @@ pub fn tile_key(trace: usize, layers: &str, level: u32, index: i64) -> String {
 
 /// Computes ahead, into `source.timelines`, the timeline tiles of the whole levels that
 /// `embed` may take within `budget` (more than it is given, as the running/waiting
-/// tiles and the page's text are not counted), while other work needs no tiles.
+/// tiles and the page's text are not counted), while other work needs no tiles. The
+/// first eighth of each level, from the coarsest down, tells its size, until the levels
+/// so far would not fit; the levels that fit are then computed a few at a time, each few
+/// from one placement of the runs at the finest of them.
 pub fn prefetch(source: &TileSource<'_>, budget: usize) {
-    whole_levels(source, &mut Bundle::default(), budget);
+    let (first, last) = source.bounds();
+    let cpus: Vec<Cpu> = (0..source.model.cpus().len() as u32).map(Cpu).collect();
+    let whole_runs: Vec<(TilePlace, u32)> = (0..=source.top_level())
+        .rev()
+        .map(|level| (level, source.indices(level, first, last)))
+        .take_while(|(_, indices)| !indices.is_empty() && indices.len() as i64 <= MAX_TILES_PER_LEVEL)
+        .map(|(level, indices)| (TilePlace { level, index: indices[0], columns: TILE_COLUMNS }, indices.len() as u32))
+        .collect();
+    let mut estimated = 0;
+    let mut fitting = 0;
+    for &(place, count) in &whole_runs {
+        let eighth = count.div_ceil(8);
+        let Some(sizes) = source.compute_timelines(&[(place, eighth)], &cpus) else { break };
+        estimated += sizes[0] * count as usize / eighth as usize;
+        if estimated > budget {
+            break;
+        }
+        fitting += 1;
+    }
+    for levels in whole_runs[..fitting].chunks(LEVELS_AT_ONCE) {
+        if source.compute_timelines(levels, &cpus).is_none() {
+            break;
+        }
+    }
 }
 
 /// Adds whole levels, from the coarsest down, while they fit; the coarsest and finest

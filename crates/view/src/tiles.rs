@@ -24,7 +24,7 @@ use crate::params::BadRequest;
 use crate::pyramid::Pyramid;
 use analysis::{TaskFilter, Window};
 use figures::running_waiting::{columns as running_waiting_columns, columns_and_queue_lengths, queue_length_rows};
-use figures::timeline::{self, Coloring, Span, TimelineRequest};
+use figures::timeline::{self, Coloring, LevelColumns, Row, Span, TimelineRequest};
 use model::{Cpu, Model, Nanos};
 
 /// Columns a tile may have at most (the page asks for 512).
@@ -173,12 +173,63 @@ pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
     out
 }
 
-/// The timeline tiles (no other layer) of a run of neighbouring tiles of one level,
-/// `first` on, each with the bytes [`tile`] gives it. The run is computed as one wide
-/// window, each CPU's runs visited once, and cut into tiles: a column's width is a power
-/// of two, so every column lands on the same times as in its own tile and shows the
-/// same task.
+/// The timeline tiles (no other layer) of runs of neighbouring tiles, each run
+/// `(first, count)` at its own level: per run, the tiles from `first` on, each with the
+/// bytes [`tile`] gives it. Every CPU's runs are placed once for all of them
+/// (`timeline::rows_at_levels`); where that cannot be exact (times from 2^53 ns on), each
+/// tile is computed on its own.
 pub fn timeline_tiles(
+    model: &Model,
+    origin: Nanos,
+    runs: &[(TilePlace, u32)],
+    cpus: &[Cpu],
+    coloring: &Coloring,
+    filter: &TaskFilter,
+) -> Result<Vec<Vec<Vec<u8>>>, BadRequest> {
+    let (start, end) = (model.start(), model.end());
+    let mut levels = Vec::with_capacity(runs.len());
+    for &(first, count) in runs {
+        let last = TilePlace { index: first.index + i64::from(count.max(1)) - 1, ..first };
+        first.window(origin, start, end)?;
+        last.window(origin, start, end)?;
+        let wide = first.columns.checked_mul(count).ok_or_else(|| BadRequest::new("too many tiles at once"))?;
+        let first_column = first.index.checked_mul(i64::from(first.columns));
+        let first_column = first_column.ok_or_else(|| BadRequest::new("tile index out of range"))?;
+        levels.push(LevelColumns { level: first.level, first: first_column, count: wide });
+    }
+    let layers = Layers { timeline: true, ..Layers::default() };
+    let Some(rows) = timeline::rows_at_levels(model, origin, &levels, cpus, filter, coloring) else {
+        return runs
+            .iter()
+            .map(|&(first, count)| tiles_one_by_one(model, origin, first, count, cpus, coloring, filter))
+            .collect();
+    };
+    Ok(runs
+        .iter()
+        .zip(&rows)
+        .map(|(&(first, count), rows)| (0..count).map(|n| cut_tile(rows, first.columns, n, layers)).collect())
+        .collect())
+}
+
+/// Tile `n` of a run whose rows span all its tiles' columns.
+fn cut_tile(rows: &[Row], columns: u32, n: u32, layers: Layers) -> Vec<u8> {
+    let (from, to) = (n * columns, (n + 1) * columns);
+    let mut out = Vec::with_capacity(1024);
+    put_header(&mut out, columns, rows.len(), layers);
+    for row in rows {
+        let spans: Vec<Span> = row
+            .spans
+            .iter()
+            .filter(|span| span.x1 > from && span.x0 < to)
+            .map(|span| Span { x0: span.x0.max(from), x1: span.x1.min(to), color: span.color })
+            .collect();
+        put_spans(&mut out, &spans, from);
+    }
+    out
+}
+
+/// Each tile of a run computed on its own.
+fn tiles_one_by_one(
     model: &Model,
     origin: Nanos,
     first: TilePlace,
@@ -187,30 +238,23 @@ pub fn timeline_tiles(
     coloring: &Coloring,
     filter: &TaskFilter,
 ) -> Result<Vec<Vec<u8>>, BadRequest> {
-    let last = TilePlace { index: first.index + i64::from(count.max(1)) - 1, ..first };
-    let (start, end) = (model.start(), model.end());
-    let window = Window::new(first.window(origin, start, end)?.start, last.window(origin, start, end)?.end);
-    let wide = first.columns.checked_mul(count).ok_or_else(|| BadRequest::new("too many tiles at once"))?;
-    let request = TimelineRequest { window, columns: wide, rows: cpus, filter, coloring };
-    let rows = timeline::rows(model, &request);
-    let layers = Layers { timeline: true, ..Layers::default() };
-    Ok((0..count)
+    (0..count)
         .map(|n| {
-            let (from, to) = (n * first.columns, (n + 1) * first.columns);
-            let mut out = Vec::with_capacity(1024);
-            put_header(&mut out, first.columns, cpus.len(), layers);
-            for row in &rows {
-                let spans: Vec<Span> = row
-                    .spans
-                    .iter()
-                    .filter(|span| span.x1 > from && span.x0 < to)
-                    .map(|span| Span { x0: span.x0.max(from), x1: span.x1.min(to), color: span.color })
-                    .collect();
-                put_spans(&mut out, &spans, from);
-            }
-            out
+            let place = TilePlace { index: first.index + i64::from(n), ..first };
+            let request = TileRequest {
+                place,
+                window: place.window(origin, model.start(), model.end())?,
+                columns: first.columns,
+                cpus,
+                coloring,
+                filter,
+                layers: Layers { timeline: true, ..Layers::default() },
+                highlight: &[],
+                pyramid: None,
+            };
+            Ok(tile(model, &request))
         })
-        .collect())
+        .collect()
 }
 
 fn put_header(out: &mut Vec<u8>, columns: u32, rows: usize, layers: Layers) {
@@ -304,11 +348,12 @@ mod tests {
         assert_eq!(highlight_spans(&[&runs], Cpu(1), window, 4), [(2, 4)]);
     }
 
-    /// Runs of every length, cut by the tiles' edges at each level below (1 ns a column):
-    /// 0: AAAAAAABBBBBBBBBBBBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABBBBBBBBBBBBBB........
-    /// 1: ......CCCCCCCCCC........................CCCCCCCCCCCC.CCCCCCCC........CCC
+    /// Runs of every length, cut by the tiles' edges at each level below (1 ns a column),
+    /// and uncertain time after lost events on CPU 1:
+    /// 0: AAAAAAABBBBBBBBBBBBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABBBBBBBBBBBBBBAAAAAAAA
+    /// 1: ......CCCCCCCCCC........................CCCCCCCCCCCC????CCCCCC........CCC
     #[test]
-    fn tiles_cut_from_one_wide_window_equal_tiles_computed_one_by_one() {
+    fn tiles_of_several_levels_from_one_placement_equal_tiles_computed_one_by_one() {
         use model::scenario::*;
         let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "gamma")])
             .other(0, 0, 1)
@@ -320,35 +365,30 @@ mod tests {
             .wake(40, 1, 0, 3, 1)
             .switch(40, 1, 0, R, 3)
             .switch(50, 0, 1, R, 2)
-            .switch(52, 1, 3, S, 0)
-            .wake(53, 1, 0, 3, 1)
-            .switch(53, 1, 0, R, 3)
-            .switch(61, 1, 3, S, 0)
-            .switch(64, 0, 2, S, 0)
+            .lost(1, 3)
+            .other(53, 1, 3)
+            .switch(58, 1, 3, S, 0)
+            .wake(59, 1, 0, 3, 1)
+            .switch(59, 1, 0, R, 3)
+            .switch(64, 0, 2, R, 1)
+            .switch(65, 1, 3, S, 0)
             .wake(69, 1, 0, 3, 1)
             .switch(69, 1, 0, R, 3)
-            .other(72, 0, 0)
+            .other(72, 0, 1)
             .other(72, 1, 3)
             .finish();
+        assert!(!model.cpus()[1].uncertain().is_empty(), "the scenario has uncertain time");
         let (cpus, filter) = ([Cpu(0), Cpu(1)], TaskFilter::default());
         let origin = Nanos(0);
-        for (level, columns, first, count) in [(0u32, 8u32, 0i64, 9u32), (1, 4, 1, 8), (2, 3, 0, 6), (3, 2, 2, 3)] {
-            let place = TilePlace { level, index: first, columns };
-            let cut = timeline_tiles(&model, origin, place, count, &cpus, &Coloring::ByPid, &filter).unwrap();
-            for (n, bytes) in cut.iter().enumerate() {
-                let place = TilePlace { index: first + n as i64, ..place };
-                let request = TileRequest {
-                    place,
-                    window: place.window(origin, model.start(), model.end()).unwrap(),
-                    columns,
-                    cpus: &cpus,
-                    coloring: &Coloring::ByPid,
-                    filter: &filter,
-                    layers: Layers { timeline: true, ..Layers::default() },
-                    highlight: &[],
-                    pyramid: None,
-                };
-                assert_eq!(bytes, &tile(&model, &request), "level {level}, tile {}", place.index);
+        let place = |level, columns, index| TilePlace { level, index, columns };
+        let runs =
+            [(place(0, 8, 0), 9), (place(1, 4, 1), 8), (place(2, 3, 0), 6), (place(3, 2, 2), 3), (place(5, 2, 0), 2)];
+        let tiles = timeline_tiles(&model, origin, &runs, &cpus, &Coloring::ByPid, &filter).unwrap();
+        for (&(first, count), cut) in runs.iter().zip(&tiles) {
+            let one_by_one = tiles_one_by_one(&model, origin, first, count, &cpus, &Coloring::ByPid, &filter).unwrap();
+            assert_eq!(cut.len(), count as usize);
+            for (n, (cut, alone)) in cut.iter().zip(&one_by_one).enumerate() {
+                assert_eq!(cut, alone, "level {}, tile {}", first.level, first.index + n as i64);
             }
         }
     }

@@ -1,0 +1,230 @@
+//! The timeline at several power-of-two resolutions from one placement of each run: a
+//! level-of-detail pyramid (the report embeds eight or more levels of a trace) would
+//! otherwise place every run once per level. Runs are placed at the finest level, as
+//! the nanoseconds each color covers in each column; a column of the next level sums its
+//! two halves. At a power-of-two width, and for times below 2^53 ns, every fraction of a
+//! column that [`super::rows`] adds up is a multiple of 2^-level, so its floating-point
+//! sums are exact and deciding from summed nanoseconds gives its columns bit for bit.
+
+use super::{Coloring, Painter, Row, Span};
+use crate::palette::Rgb;
+use analysis::TaskFilter;
+use model::{Cpu, Model, Nanos};
+
+/// Columns `[first, first + count)` of `2^level` ns each, counted from an origin: column
+/// `n` covers `[origin + n·2^level, origin + (n + 1)·2^level)`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LevelColumns {
+    pub level: u32,
+    pub first: i64,
+    pub count: u32,
+}
+
+/// Times from here on are not all exact as `f64`.
+const EXACT_LIMIT: i128 = 1 << 53;
+
+/// Every row's spans at each of `levels`, as [`super::rows`] gives them for a window of
+/// whole columns of that level; `None` when a window reaches times from 2^53 ns on, where
+/// `rows`' positions round (compute those one window at a time).
+pub fn rows_at_levels(
+    model: &Model,
+    origin: Nanos,
+    levels: &[LevelColumns],
+    rows: &[Cpu],
+    filter: &TaskFilter,
+    coloring: &Coloring,
+) -> Option<Vec<Vec<Row>>> {
+    let base = Base::of(origin, levels)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(rows.len()).max(1);
+    let mut per_row: Vec<Vec<Vec<Span>>> = vec![Vec::new(); rows.len()];
+    let chunk = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (part, cpus) in per_row.chunks_mut(chunk).zip(rows.chunks(chunk)) {
+            let base = &base;
+            scope.spawn(move || {
+                let mut painter = Painter::new(model, filter, coloring);
+                for (spans, &cpu) in part.iter_mut().zip(cpus) {
+                    *spans = row_levels(model, cpu, base, levels, &mut painter);
+                }
+            });
+        }
+    });
+    Some(
+        (0..levels.len())
+            .map(|level| {
+                rows.iter()
+                    .zip(&mut per_row)
+                    .map(|(&cpu, spans)| Row { cpu, spans: std::mem::take(&mut spans[level]) })
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// The finest level asked for and the columns of it that cover every level's window.
+struct Base {
+    level: u32,
+    /// Base column `first` starts at `start`.
+    first: i64,
+    start: u64,
+    end: u64,
+}
+
+impl Base {
+    fn of(origin: Nanos, levels: &[LevelColumns]) -> Option<Base> {
+        let level = levels.iter().map(|l| l.level).min()?;
+        if level > 52 || levels.iter().any(|l| l.level > 52) {
+            return None;
+        }
+        let in_base = |l: &LevelColumns, column: i64| i128::from(column) << (l.level - level);
+        let first = levels.iter().map(|l| in_base(l, l.first)).min()?;
+        let last = levels.iter().map(|l| in_base(l, l.first + i64::from(l.count))).max()?;
+        let time = |column: i128| i128::from(origin.0) + (column << level);
+        let (start, end) = (time(first), time(last));
+        if start < 0 || end >= EXACT_LIMIT {
+            return None;
+        }
+        Some(Base { level, first: i64::try_from(first).ok()?, start: start as u64, end: end as u64 })
+    }
+}
+
+/// Time covered per color in one column: `(column, color, ns)`, sorted by column then
+/// color, one entry per color and column.
+type Cover = Vec<(i64, Rgb, u64)>;
+
+/// One CPU's spans at each level.
+fn row_levels(
+    model: &Model,
+    cpu: Cpu,
+    base: &Base,
+    levels: &[LevelColumns],
+    painter: &mut Painter<'_>,
+) -> Vec<Vec<Span>> {
+    let mut cover = base_cover(model, cpu, base, painter);
+    let mut order: Vec<usize> = (0..levels.len()).collect();
+    order.sort_by_key(|&i| levels[i].level);
+    let mut spans = vec![Vec::new(); levels.len()];
+    let mut level = base.level;
+    for index in order {
+        while level < levels[index].level {
+            cover = halve(&cover);
+            level += 1;
+        }
+        spans[index] = chosen_spans(&cover, &levels[index]);
+    }
+    spans
+}
+
+/// The time each color covers in each base column.
+fn base_cover(model: &Model, cpu: Cpu, base: &Base, painter: &mut Painter<'_>) -> Cover {
+    let mut cover: Cover = Vec::new();
+    let Some(timeline) = model.cpus().get(cpu.index()) else { return cover };
+    let width = 1u64 << base.level;
+    let mut place = |start: Nanos, end: Nanos, color: Option<Rgb>| {
+        let Some(color) = color else { return };
+        let (start, end) = (start.0.max(base.start) - base.start, end.0.min(base.end).saturating_sub(base.start));
+        if end <= start {
+            return;
+        }
+        for column in start >> base.level..=(end - 1) >> base.level {
+            let (from, to) = (start.max(column * width), end.min((column + 1) * width));
+            cover.push((base.first + column as i64, color, to - from));
+        }
+    };
+    let (from, to) = (Nanos(base.start), Nanos(base.end));
+    let segments = timeline.segments();
+    for segment in segments.iter_range(segments.overlapping(from, to)) {
+        place(segment.start, segment.end, painter.color(&segment));
+    }
+    for &(start, end) in timeline.uncertain().iter().filter(|&&(s, e)| e > from && s < to) {
+        place(start, end, Some(Rgb::UNKNOWN));
+    }
+    // Uncertain time came after the runs: sort each column's colors, then add up.
+    cover.sort_unstable_by_key(|&(column, color, _)| (column, color));
+    summed(cover)
+}
+
+/// Adds up the entries of one color in one column (the entries sorted by both).
+fn summed(sorted: Cover) -> Cover {
+    let mut out: Cover = Vec::with_capacity(sorted.len());
+    for (column, color, ns) in sorted {
+        match out.last_mut() {
+            Some(last) if last.0 == column && last.1 == color => last.2 += ns,
+            _ => out.push((column, color, ns)),
+        }
+    }
+    out
+}
+
+/// The next level: each column the sum of its two halves (each half's colors in order,
+/// merged).
+fn halve(cover: &Cover) -> Cover {
+    let mut out: Cover = Vec::with_capacity(cover.len());
+    let mut rest = &cover[..];
+    while let Some(&(column, _, _)) = rest.first() {
+        let parent = column >> 1;
+        let left = rest.iter().take_while(|e| e.0 == column).count();
+        let right = if column & 1 == 0 { rest[left..].iter().take_while(|e| e.0 == column + 1).count() } else { 0 };
+        let (mut a, mut b) = (rest[..left].iter().peekable(), rest[left..left + right].iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.1 == y.1 => {
+                    let ns = x.2 + y.2;
+                    let color = x.1;
+                    a.next();
+                    b.next();
+                    (color, ns)
+                }
+                (Some(x), Some(y)) if x.1 < y.1 => a.next().map(|e| (e.1, e.2)).expect("peeked"),
+                (_, Some(_)) => b.next().map(|e| (e.1, e.2)).expect("peeked"),
+                (Some(_), None) => a.next().map(|e| (e.1, e.2)).expect("peeked"),
+                (None, None) => break,
+            };
+            out.push((parent, next.0, next.1));
+        }
+        rest = &rest[left + right..];
+    }
+    out
+}
+
+/// A level's spans: each column shows the color that covers most of it (the lowest such
+/// color on a tie), unless background covers more, as `rows` decides.
+fn chosen_spans(cover: &Cover, columns: &LevelColumns) -> Vec<Span> {
+    let width = 1u128 << columns.level;
+    let end = columns.first + i64::from(columns.count);
+    let start = cover.partition_point(|e| e.0 < columns.first);
+    let mut spans: Vec<Span> = Vec::new();
+    for group in cover[start..].chunk_by(|a, b| a.0 == b.0) {
+        let column = group[0].0;
+        if column >= end {
+            break;
+        }
+        let colored: u128 = group.iter().map(|e| u128::from(e.2)).sum();
+        let best = group.iter().fold(group[0], |best, e| if e.2 > best.2 { *e } else { best });
+        if u128::from(best.2) + colored < width {
+            continue;
+        }
+        let x = (column - columns.first) as u32;
+        match spans.last_mut() {
+            Some(span) if span.x1 == x && span.color == best.1 => span.x1 += 1,
+            _ => spans.push(Span { x0: x, x1: x + 1, color: best.1 }),
+        }
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::scenario::*;
+
+    #[test]
+    fn windows_reaching_2_to_the_53_ns_are_left_to_rows() {
+        let model = Scenario::new(1, &[(1, "alpha")]).other(0, 0, 1).other(10, 0, 1).finish();
+        let filter = TaskFilter::default();
+        let at = |first| [LevelColumns { level: 3, first, count: 4 }];
+        let rows_from = |first| rows_at_levels(&model, Nanos(0), &at(first), &[Cpu(0)], &filter, &Coloring::ByPid);
+        assert!(rows_from(0).is_some());
+        assert!(rows_from(1 << 50).is_none());
+    }
+}
