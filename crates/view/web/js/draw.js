@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Painting tiles into pixels: the per-core timeline and the runqueue strip as images
 // (one colour per device pixel column per row, as `graph` draws one per column), the
 // running/waiting envelope as lines. These functions read tiles through a sampler and
@@ -80,11 +81,11 @@ export function sampleColumns(width, t0, nsPerPx, find) {
         index.set(hit.tile, s);
       }
       const max = hit.tile.columns - 1;
-      const column = (t) => (t - hit.start) / hit.columnNs;
-      const c = Math.min(max, Math.max(0, Math.floor(column(t0 + (x + 0.5) * nsPerPx))));
+      const { start, columnNs } = hit;
+      const c = Math.min(max, Math.max(0, Math.floor((t0 + (x + 0.5) * nsPerPx - start) / columnNs)));
       center[x] = c;
-      first[x] = Math.min(c, Math.max(0, Math.floor(column(t0 + x * nsPerPx))));
-      last[x] = Math.max(c, Math.min(max, Math.ceil(column(t0 + (x + 1) * nsPerPx)) - 1));
+      first[x] = Math.min(c, Math.max(0, Math.floor((t0 + x * nsPerPx - start) / columnNs)));
+      last[x] = Math.max(c, Math.min(max, Math.ceil((t0 + (x + 1) * nsPerPx - start) / columnNs) - 1));
       mid[x] = Math.min(first[x] + 1, last[x]);
     }
     slot[x] = s;
@@ -119,8 +120,16 @@ export function paintTimeline(pixels, stride, area, rows, sample, options = {}) 
   const { x0, top, width, rowPx, inset } = area;
   const { center, tiles, runs, runCount } = sample;
   const highlight = options.highlight;
-  const background = COLORS.background;
-  const missing = COLORS.missing;
+  // Colours as signed integers (the same bits): a colour past 2^31 read from a
+  // Uint32Array and chosen between (`||`) would be boxed, a number object per pixel.
+  const out = new Int32Array(pixels.buffer, pixels.byteOffset, pixels.length);
+  const background = COLORS.background | 0;
+  const missing = COLORS.missing | 0;
+  const colorsOf = [];
+  for (let k = 0; k < runCount * RUN; k += RUN) {
+    const colors = runs[k] < 0 ? null : tiles[runs[k]].colors;
+    colorsOf.push(colors && new Int32Array(colors.buffer, colors.byteOffset, colors.length));
+  }
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
     const bottom = top + (rows.length - r) * rowPx;
@@ -130,16 +139,15 @@ export function paintTimeline(pixels, stride, area, rows, sample, options = {}) 
     // The row's first line of pixels, one stretch of one tile at a time.
     const at = y0 * stride + x0;
     for (let k = 0; k < runCount * RUN; k += RUN) {
-      const s = runs[k];
       const from = runs[k + 1];
       const to = runs[k + 2];
-      const colors = s < 0 ? null : tiles[s].colors;
+      const colors = colorsOf[k / RUN];
       if (!colors) {
-        pixels.fill(missing, at + from, at + to);
+        out.fill(missing, at + from, at + to);
         continue;
       }
-      const base = cpu * tiles[s].columns;
-      for (let x = from; x < to; x++) pixels[at + x] = colors[base + center[x]] || background;
+      const base = cpu * tiles[runs[k]].columns;
+      for (let x = from; x < to; x++) out[at + x] = colors[base + center[x]] || background;
     }
     if (highlight) markFollowed(pixels.subarray(at, at + width), cpu, highlight);
     copyDown(pixels, stride, x0, width, y0, y1);
@@ -160,14 +168,41 @@ function markFollowed(line, cpu, highlight) {
 }
 
 /** Runqueue length → colour: HEAT, the longest queues all in its last colour. */
-const HEAT_OF_LENGTH = Uint32Array.from({ length: 256 }, (_, length) => HEAT[Math.min(length, HEAT.length - 1)]);
+const HEAT_OF_LENGTH = Int32Array.from({ length: 256 }, (_, length) => HEAT[Math.min(length, HEAT.length - 1)] | 0);
+
+/**
+ * A tile's longest runqueues over runs of 1, 2, 4, … columns (`tables[j][c]`: the longest
+ * of columns c to c + 2^j - 1), up to runs of `widest`: so the longest over any span of
+ * columns is the longer of two reads. Kept per tile, made when a pixel first covers more
+ * than three of its columns (the tile stands in for a coarser one).
+ */
+const QUEUE_MAXIMA = new WeakMap();
+function queueMaxima(tile, widest) {
+  let tables = QUEUE_MAXIMA.get(tile);
+  if (!tables) QUEUE_MAXIMA.set(tile, (tables = [tile.queue]));
+  while (1 << tables.length <= widest) {
+    const before = tables[tables.length - 1];
+    const half = 1 << (tables.length - 1);
+    const table = new Uint8Array(before.length);
+    for (let c = 0; c + half < before.length; c++) table[c] = Math.max(before[c], before[c + half]);
+    tables.push(table);
+  }
+  return tables;
+}
 
 /** Paints runqueue strips (top to bottom in `rows`): the longest queue in each pixel. */
 export function paintQueue(pixels, stride, area, rows, sample) {
   const { x0, top, width, rowPx } = area;
   const { first, mid, last, tiles, runs, runCount } = sample;
   const heat = HEAT_OF_LENGTH;
-  const missing = COLORS.missing;
+  const missing = COLORS.missing | 0;
+  const out = new Int32Array(pixels.buffer, pixels.byteOffset, pixels.length); // as in paintTimeline
+  // Per stretch whose pixels cover more than three columns: its tile's maxima.
+  const maxima = [];
+  for (let k = 0; k < runCount * RUN; k += RUN) {
+    const tile = runs[k] < 0 ? null : tiles[runs[k]];
+    maxima.push(tile && tile.queue && runs[k + 3] > 3 ? queueMaxima(tile, runs[k + 3]) : null);
+  }
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
     const y0 = top + r * rowPx;
@@ -178,19 +213,22 @@ export function paintQueue(pixels, stride, area, rows, sample) {
       const to = runs[k + 2];
       const queue = s < 0 ? null : tiles[s].queue;
       if (!queue) {
-        pixels.fill(missing, at + from, at + to);
+        out.fill(missing, at + from, at + to);
         continue;
       }
       const base = cpu * tiles[s].columns;
-      if (runs[k + 3] <= 3) {
-        // At the level asked for a pixel covers one to three columns: three reads, no loop.
-        for (let x = from; x < to; x++) pixels[at + x] = heat[Math.max(queue[base + first[x]], queue[base + mid[x]], queue[base + last[x]])];
-      } else {
-        for (let x = from; x < to; x++) {
-          let most = 0;
-          for (let c = base + first[x], end = base + last[x]; c <= end; c++) if (queue[c] > most) most = queue[c];
-          pixels[at + x] = heat[most];
-        }
+      const tables = maxima[k / RUN];
+      if (!tables) {
+        // At the level asked for a pixel covers one to three columns: three reads.
+        for (let x = from; x < to; x++) out[at + x] = heat[Math.max(queue[base + first[x]], queue[base + mid[x]], queue[base + last[x]])];
+        continue;
+      }
+      for (let x = from; x < to; x++) {
+        const a = base + first[x];
+        const b = base + last[x];
+        const j = 31 - Math.clz32(b - a + 1);
+        const table = tables[j];
+        out[at + x] = heat[Math.max(table[a], table[b - (1 << j) + 1])];
       }
     }
     copyDown(pixels, stride, x0, width, y0, y0 + rowPx);
@@ -203,31 +241,42 @@ export function paintQueue(pixels, stride, area, rows, sample) {
  * it with a task waiting while a core idled. NaN where no tile is loaded.
  */
 export function runningWaitingColumns(sample, width) {
-  const out = { running: new Float64Array(width * 4).fill(NaN), total: new Float64Array(width * 4).fill(NaN), wasted: new Float64Array(width) };
-  const { tiles, slot, first, last } = sample;
-  for (let x = 0; x < width; x++) {
-    const s = slot[x];
-    const tile = s < 0 ? null : tiles[s];
-    if (!tile || !tile.rw) continue;
-    for (const name of ['running', 'total']) {
-      const src = tile.rw[name];
-      const dst = out[name];
-      dst[x * 4] = src[first[x] * 4];
-      let low = Infinity;
-      let high = -Infinity;
-      for (let c = first[x]; c <= last[x]; c++) {
-        low = Math.min(low, src[c * 4 + 1]);
-        high = Math.max(high, src[c * 4 + 2]);
-      }
-      dst[x * 4 + 1] = low;
-      dst[x * 4 + 2] = high;
-      dst[x * 4 + 3] = src[last[x] * 4 + 3];
+  const running = new Float64Array(width * 4).fill(NaN);
+  const total = new Float64Array(width * 4).fill(NaN);
+  const wasted = new Float64Array(width);
+  const { tiles, runs, runCount, first, last } = sample;
+  for (let k = 0; k < runCount * RUN; k += RUN) {
+    const rw = runs[k] < 0 ? null : tiles[runs[k]].rw;
+    if (!rw) continue;
+    const [from, to] = [runs[k + 1], runs[k + 2]];
+    extents(rw.running, running, first, last, from, to);
+    extents(rw.total, total, first, last, from, to);
+    const share = rw.wasted;
+    for (let x = from; x < to; x++) {
+      let sum = 0;
+      for (let c = first[x]; c <= last[x]; c++) sum += share[c];
+      wasted[x] = sum / (last[x] - first[x] + 1);
     }
-    let wasted = 0;
-    for (let c = first[x]; c <= last[x]; c++) wasted += tile.rw.wasted[c];
-    out.wasted[x] = wasted / (last[x] - first[x] + 1);
   }
-  return out;
+  return { running, total, wasted };
+}
+
+/** Per pixel of [from, to): the first, lowest, highest and last of the columns it covers. */
+function extents(columns, out, first, last, from, to) {
+  for (let x = from; x < to; x++) {
+    const a = first[x] * 4;
+    const b = last[x] * 4;
+    let low = columns[a + 1];
+    let high = columns[a + 2];
+    for (let c = a + 4; c <= b; c += 4) {
+      if (columns[c + 1] < low) low = columns[c + 1];
+      if (columns[c + 2] > high) high = columns[c + 2];
+    }
+    out[x * 4] = columns[a];
+    out[x * 4 + 1] = low;
+    out[x * 4 + 2] = high;
+    out[x * 4 + 3] = columns[b + 3];
+  }
 }
 
 /** `rgb(r,g,b)` at `alpha` over white, as 0xAABBGGRR. */

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The viewer page: the shared time axis, one panel per trace, the side panel, and the
 // interaction — wheel and drag-select zoom, drag and keys to pan, hover, click to
 // follow a task, incidents — with the view's state mirrored in the URL. Data comes
@@ -66,8 +67,9 @@ export class App {
       if (this.root.querySelector('#panels').clientWidth !== this.width) this.resize();
     }).observe(this.root.querySelector('#views'));
     window.addEventListener('hashchange', () => this.fromUrl());
-    this.loadIncidents();
+    // The tiles first: the incidents and the side panel come while they load.
     this.viewChanged();
+    this.loadIncidents();
     this.panels.render();
   }
 

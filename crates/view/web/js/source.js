@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Where the page's data comes from. The drawing code only sees this interface:
 //
 //   meta()                              traces, CPUs, row orders, tile geometry
@@ -24,7 +25,10 @@ export function tileKey(trace, spec) {
 /** Tiles asked for in one request at most. */
 const MAX_BATCH = 32;
 
-/** The parts of an `/api/tiles` answer (crates/view/src/server.rs): [{status, bytes}]. */
+/**
+ * The parts of an `/api/tiles` answer (crates/view/src/server.rs): [{status, offset,
+ * length}] of `buffer`.
+ */
 export function splitBatch(buffer) {
   const view = new DataView(buffer);
   if (buffer.byteLength < 8 || view.getUint32(0, true) !== 0x42544c53) throw new Error('not a tile batch');
@@ -37,7 +41,7 @@ export function splitBatch(buffer) {
     const length = view.getUint32(at + 4, true);
     at += 8;
     if (at + length > buffer.byteLength) throw new Error('tile batch truncated');
-    parts.push({ status, bytes: buffer.slice(at, at + length) });
+    parts.push({ status, offset: at, length });
     at += length;
   }
   return parts;
@@ -104,12 +108,13 @@ export class ServerSource {
     try {
       const response = await fetch(this.url('/api/tiles', { list: batch.map((b) => b.query).join(';') }));
       if (!response.ok) throw new Error(`tiles: HTTP ${response.status}`);
-      const parts = splitBatch(await response.arrayBuffer());
+      const buffer = await response.arrayBuffer();
+      const parts = splitBatch(buffer);
       if (parts.length !== batch.length) throw new Error('tiles: wrong count');
       batch.forEach((b, i) => {
-        const { status, bytes } = parts[i];
-        if (status === 200) b.resolve(decodeTile(bytes));
-        else b.reject(new Error(`tile: HTTP ${status}: ${new TextDecoder().decode(bytes)}`));
+        const { status, offset, length } = parts[i];
+        if (status === 200) b.resolve(decodeTile(buffer, offset, length));
+        else b.reject(new Error(`tile: HTTP ${status}: ${new TextDecoder().decode(new Uint8Array(buffer, offset, length))}`));
       });
     } catch (error) {
       for (const b of batch) b.reject(error);

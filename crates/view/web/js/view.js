@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // One trace's panel: its per-core timeline, running/waiting track and runqueue strip,
 // one below the other on the shared time axis, with markers, the followed task's moves
 // and wakeups, the selection and the cursor on an overlay. It asks the tile store for
