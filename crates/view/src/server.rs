@@ -152,7 +152,8 @@ fn first_view_levels(app: &App) -> std::ops::RangeInclusive<u32> {
 /// been served (they would slow it down on a small machine) — the coarse timeline tiles,
 /// the markers, the task index and the incidents, until done or stopped.
 pub fn prepare_when_idle(app: &App, stop: &AtomicBool) {
-    // The first view needs the running/waiting base columns: built at once.
+    // The first view needs the running/waiting base columns: built at once (already
+    // there when `prepare_first_view` ran).
     for shown in &app.traces {
         shown.pyramid(&shown.filter);
     }
