@@ -68,6 +68,13 @@ impl Viewer {
         Ok(Viewer { listener, app: Arc::new(App::new(traces, initial)), url: format!("http://{address}/") })
     }
 
+    /// Computes what every first view needs before the server says it serves: each
+    /// trace's running/waiting and runqueue base (the tracks under the timelines).
+    pub fn prepare_first_view(&mut self) {
+        let app = Arc::get_mut(&mut self.app).expect("the viewer is not serving yet");
+        server::prepare_first_view(app);
+    }
+
     /// The page's address, e.g. `http://127.0.0.1:8950/`.
     pub fn url(&self) -> &str {
         &self.url

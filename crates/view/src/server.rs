@@ -9,6 +9,8 @@
 //! - `GET /api/status`: whether the background work (coarse tiles, incidents, markers) is done.
 //! - `GET /api/tile?trace&level&index&columns&layers[&cpus][&color&target][&forked][&tasks]`:
 //!   a binary tile (see `tiles`).
+//! - `GET /api/tiles?list=TILE;TILE...`: several tiles in one answer (each `TILE` the
+//!   query of an `/api/tile` request).
 //! - `GET /api/at?trace&cpu&t&span`: the run under the mouse.
 //! - `GET /api/task?trace&task[&start&end]`: a followed task, its migrations and wakeups.
 //! - `GET /api/stats?trace&start&end[&forked]`: statistics of a range, per command and CPU.
@@ -85,6 +87,11 @@ impl Activity {
             || (after_first_view && self.in_flight.load(Ordering::Relaxed) == 0)
     }
 
+    /// Starts the clock again: what was computed before serving is not a first view.
+    fn restart(&mut self) {
+        *self = Activity::new();
+    }
+
     fn tile<T>(&self, compute: impl FnOnce() -> T) -> T {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let result = compute();
@@ -94,11 +101,59 @@ impl Activity {
     }
 }
 
+/// Plot widths (device pixels) a first view is expected at, narrowest and widest: the
+/// whole trace's tiles for these widths are computed before the server says it serves.
+const FIRST_VIEW_WIDTHS: (i64, i64) = (640, 4096);
+
+/// Computes what every first view needs, so the page's first requests find their answers
+/// cached: each trace's running/waiting and runqueue base, and the whole trace's tiles
+/// (timeline in the default colouring, running/waiting and runqueue) at the levels a
+/// first view asks for. The base sweep and the timelines run side by side.
+pub fn prepare_first_view(app: &mut App) {
+    let levels = first_view_levels(app);
+    let timeline = Layers { timeline: true, ..Layers::default() };
+    let tracks = Layers { running_waiting: true, runqueue: true, ..Layers::default() };
+    let never = AtomicBool::new(false);
+    let shared: &App = app;
+    let tiles_of = |layers: Layers| {
+        for trace in 0..shared.traces.len() {
+            for level in levels.clone().rev() {
+                whole_trace_tiles(shared, trace, level, layers, &never);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for shown in &shared.traces {
+                shown.pyramid(&shown.filter);
+            }
+        });
+        tiles_of(timeline);
+    });
+    tiles_of(tracks);
+    // What was computed before serving is no page's first view.
+    app.activity.restart();
+}
+
+/// The levels the page asks for when it shows every trace whole at a plot width within
+/// [`FIRST_VIEW_WIDTHS`] (`levelFor` in `web/js/timescale.js`: the coarsest level whose
+/// column is no wider than a device pixel).
+fn first_view_levels(app: &App) -> std::ops::RangeInclusive<u32> {
+    let from = app.traces.iter().map(|shown| shown.relative(shown.model().start())).min().unwrap_or(0);
+    let to = app.traces.iter().map(|shown| shown.relative(shown.model().end()) + 1).max().unwrap_or(1);
+    let level = |width: i64| {
+        let ns_per_px = (to - from).max(1) / width;
+        if ns_per_px < 1 { 0 } else { ns_per_px.ilog2().min(MAX_LEVEL) }
+    };
+    level(FIRST_VIEW_WIDTHS.1)..=level(FIRST_VIEW_WIDTHS.0)
+}
+
 /// Computes every trace's running/waiting base at once, then — once the first view has
 /// been served (they would slow it down on a small machine) — the coarse timeline tiles,
 /// the markers, the task index and the incidents, until done or stopped.
 pub fn prepare_when_idle(app: &App, stop: &AtomicBool) {
-    // The first view needs the running/waiting base columns: built at once.
+    // The first view needs the running/waiting base columns: built at once (already
+    // there when `prepare_first_view` ran).
     for shown in &app.traces {
         shown.pyramid(&shown.filter);
     }
@@ -201,12 +256,14 @@ fn route(app: &App, request: &Request) -> Result<Reply, Refusal> {
     }
     let query = Query::parse(&request.target)?;
     match query.path.as_str() {
+        "/" | "/index.html" => Ok(page(app)),
         "/api/meta" => Ok(Reply::Json(meta(app))),
         "/api/status" => Ok(Reply::Json(json!({
             "prepared": app.prepared.load(Ordering::Relaxed),
             "cachedTileBytes": app.cache.bytes(),
         }))),
         "/api/tile" => tile_reply(app, &query),
+        "/api/tiles" => tiles_reply(app, &query),
         "/api/at" => at(app, &query),
         "/api/task" => task(app, &query),
         "/api/stats" => range_stats(app, &query),
@@ -236,6 +293,19 @@ fn local_host(request: &Request) -> bool {
 fn shown<'a>(app: &'a App, query: &Query) -> Result<&'a Shown, BadRequest> {
     let index = query.int("trace", 0..=app.traces.len() as i64 - 1)?;
     Ok(&app.traces[index as usize])
+}
+
+/// The page, with `/api/meta`'s answer in it (a JSON script element the page reads
+/// instead of asking).
+fn page(app: &App) -> Reply {
+    let (content_type, html) = assets::find("/").expect("the page is embedded");
+    let html = String::from_utf8_lossy(&html);
+    // `<` only occurs inside JSON strings, where `\u003c` means the same: the element
+    // cannot be closed early by a trace's name.
+    let json = meta(app).to_string().replace('<', "\\u003c");
+    let element = format!("<script type=\"application/json\" id=\"meta\">{json}</script>\n</head>");
+    let body = html.replacen("</head>", &element, 1).into_bytes();
+    Reply::Bytes { content_type, body: Arc::new(body), attachment: None }
 }
 
 fn meta(app: &App) -> Value {
@@ -369,6 +439,40 @@ fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
     Ok(Reply::Bytes { content_type: "application/octet-stream", body, attachment: None })
 }
 
+/// Tiles asked for at most in one `/api/tiles` request.
+const MAX_BATCH: usize = 64;
+
+/// Several tiles in one answer (`list`: tile queries as `/api/tile` takes them, joined by
+/// `;`), so a view's tiles cost one round trip. Each comes with its own status, so one
+/// tile refused does not refuse the others:
+///
+/// ```text
+/// "SLTB"  u32 count, then per tile: u32 status (200, or 400 with a message as the
+///         body), u32 length, the tile's bytes (see `tiles`)
+/// ```
+fn tiles_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let list: Vec<&str> = query.require("list")?.split(';').collect();
+    if list.len() > MAX_BATCH {
+        return Err(BadRequest(format!("list: at most {MAX_BATCH} tiles")).into());
+    }
+    let mut body = Vec::with_capacity(1024 * list.len());
+    body.extend_from_slice(b"SLTB");
+    body.extend_from_slice(&(list.len() as u32).to_le_bytes());
+    for tile_query in list {
+        let tile = Query::parse(&format!("/api/tile?{tile_query}"))
+            .and_then(|query| TileSpec::parse(app, &query))
+            .and_then(|spec| cached_tile(app, &spec));
+        let (status, bytes) = match &tile {
+            Ok(bytes) => (200u32, bytes.as_slice()),
+            Err(error) => (400, error.0.as_bytes()),
+        };
+        body.extend_from_slice(&status.to_le_bytes());
+        body.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        body.extend_from_slice(bytes);
+    }
+    Ok(Reply::Bytes { content_type: "application/octet-stream", body: Arc::new(body), attachment: None })
+}
+
 /// The tile from the cache, or computed and cached.
 fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
     let shown = &app.traces[spec.trace];
@@ -408,34 +512,46 @@ const WARM_LEVELS: u32 = 7;
 /// would make the first zoom steps into a large trace slow. Yields to the page's own
 /// requests; stops when `stop` is set.
 fn warm_up(app: &App, stop: &AtomicBool) {
+    let timeline = Layers { timeline: true, ..Layers::default() };
     for (trace, shown) in app.traces.iter().enumerate() {
-        let model = shown.model();
-        let from = shown.relative(model.start());
-        let to = shown.relative(model.end()) + 1;
+        let (from, to) = (shown.relative(shown.model().start()), shown.relative(shown.model().end()) + 1);
         let top =
             (0..=MAX_LEVEL).find(|&l| i128::from(PAGE_COLUMNS) << l >= i128::from(to - from)).unwrap_or(MAX_LEVEL);
         for level in (top.saturating_sub(WARM_LEVELS)..=top).rev() {
-            let span = i64::from(PAGE_COLUMNS) << level;
-            for index in from.div_euclid(span)..=(to - 1).div_euclid(span) {
-                while app.activity.in_flight.load(Ordering::Relaxed) > 0 {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let spec = TileSpec {
-                    trace,
-                    place: TilePlace { level, index, columns: PAGE_COLUMNS },
-                    layers: Layers { timeline: true, ..Layers::default() },
-                    cpus: (0..model.cpus().len() as u32).map(Cpu).collect(),
-                    coloring: Coloring::ByPid,
-                    filter: shown.filter.clone(),
-                    tasks: Vec::new(),
-                };
-                let _ = cached_tile(app, &spec);
+            if !whole_trace_tiles(app, trace, level, timeline, stop) {
+                return;
             }
         }
     }
+}
+
+/// Computes (or finds cached) the tiles of `layers` that cover a whole trace at `level`,
+/// as the page asks for them by default (colours by pid, all tasks, all CPUs), yielding
+/// to the page's own requests; false when stopped.
+fn whole_trace_tiles(app: &App, trace: usize, level: u32, layers: Layers, stop: &AtomicBool) -> bool {
+    let shown = &app.traces[trace];
+    let model = shown.model();
+    let (from, to) = (shown.relative(model.start()), shown.relative(model.end()) + 1);
+    let span = i64::from(PAGE_COLUMNS) << level;
+    for index in from.div_euclid(span)..=(to - 1).div_euclid(span) {
+        while app.activity.in_flight.load(Ordering::Relaxed) > 0 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let spec = TileSpec {
+            trace,
+            place: TilePlace { level, index, columns: PAGE_COLUMNS },
+            layers,
+            cpus: (0..model.cpus().len() as u32).map(Cpu).collect(),
+            coloring: Coloring::ByPid,
+            filter: shown.filter.clone(),
+            tasks: Vec::new(),
+        };
+        let _ = cached_tile(app, &spec);
+    }
+    true
 }
 
 fn task_json(shown: &Shown, task: TaskId) -> Value {

@@ -45,7 +45,8 @@ fn start(names: &[&str]) -> Running {
             ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
         })
         .collect();
-    let viewer = Viewer::bind(traces, Initial::default(), TaskFilter::default(), Some(0)).unwrap();
+    let mut viewer = Viewer::bind(traces, Initial::default(), TaskFilter::default(), Some(0)).unwrap();
+    viewer.prepare_first_view();
     let address: SocketAddr = viewer.url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
@@ -100,9 +101,13 @@ fn serves_the_page_and_every_route() {
     let a = server.address;
     let (status, page) = get(a, "/");
     assert_eq!(status, 200);
-    assert!(String::from_utf8_lossy(&page).contains("<script type=\"module\" src=\"/web/js/main.js\">"));
+    let page = String::from_utf8_lossy(&page);
+    assert!(page.contains("<script type=\"module\" src=\"/web/js/main.js\">"));
     assert_eq!(get(a, "/web/js/main.js").0, 200);
     let meta = json(a, "/api/meta");
+    // The page holds /api/meta's answer, so it need not ask.
+    let inline = page.split("<script type=\"application/json\" id=\"meta\">").nth(1).unwrap().split("</script>").next();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(inline.unwrap()).unwrap(), meta);
     assert_eq!(meta["traces"].as_array().unwrap().len(), 2);
     assert_eq!(meta["traces"][0]["cpus"], 2);
     let end = meta["traces"][0]["end"].as_i64().unwrap();
@@ -210,6 +215,50 @@ fn tiles_are_the_columns_graph_draws() {
         assert_eq!(timeline_spans(&body), expected, "{target}");
         assert!(expected.iter().any(|row| !row.is_empty()), "{target} shows something");
     }
+}
+
+/// The parts of an `/api/tiles` answer: (status, bytes) per tile.
+fn batch_parts(body: &[u8]) -> Vec<(u32, Vec<u8>)> {
+    let u32_at = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap());
+    assert_eq!(&body[..4], b"SLTB");
+    let mut at = 8;
+    let parts = (0..u32_at(4))
+        .map(|_| {
+            let (status, length) = (u32_at(at), u32_at(at + 4) as usize);
+            at += 8 + length;
+            (status, body[at - length..at].to_vec())
+        })
+        .collect();
+    assert_eq!(at, body.len());
+    parts
+}
+
+#[test]
+fn a_batch_of_tiles_is_each_tile_as_asked_alone() {
+    let server = start(&["scenario-barrier-v7zstd.dat"]);
+    let a = server.address;
+    let tiles = [
+        "trace=0&level=20&index=0&columns=512&layers=t&color=command",
+        "trace=0&level=18&index=1&columns=256&layers=rq",
+        "trace=0&level=20&index=99999&columns=512&layers=t", // outside the trace
+        "trace=0&level=16&index=2&columns=512&layers=trqh&tasks=1",
+    ];
+    let list: Vec<String> = tiles.iter().map(|t| t.replace('&', "%26").replace('=', "%3D")).collect();
+    let (status, body) = get(a, &format!("/api/tiles?list={}", list.join(";")));
+    assert_eq!(status, 200);
+    let parts = batch_parts(&body);
+    assert_eq!(parts.len(), tiles.len());
+    for (tile, (status, bytes)) in tiles.iter().zip(&parts) {
+        let (alone_status, alone) = get(a, &format!("/api/tile?{tile}"));
+        assert_eq!(u16::try_from(*status).unwrap(), alone_status, "{tile}");
+        if alone_status == 200 {
+            assert_eq!(bytes, &alone, "{tile}");
+        }
+    }
+    assert_eq!(parts[2].0, 400, "one tile refused, the others answered");
+    let too_many = vec![tiles[0].replace('&', "%26").replace('=', "%3D"); 65].join(";");
+    assert_eq!(get(a, &format!("/api/tiles?list={too_many}")).0, 400);
+    assert_eq!(get(a, "/api/tiles").0, 400);
 }
 
 #[test]

@@ -11,8 +11,10 @@
 // Drawing is reported twice: the JS of each frame, and the same with the canvas's own
 // rasterising (forced by reading one pixel back), which is what the user waits for.
 //
-//   node bench.mjs URL [--think MS] [--rounds N] [--json] [--loads] [--profile] [--profile-load]
+//   node bench.mjs URL [--think MS] [--rounds N] [--json] [--loads] [--frames] [--profile] [--profile-load]
 //   --loads: every request of the first view (start → end after navigation);
+//   --frames: the parts of the slowest tenth of the frames (render's laps, the rest of the
+//   JS as "other", the forced rasterising as "raster");
 //   --profile / --profile-load: the page's JS self time per function during the walk /
 //   until the first complete view.
 
@@ -115,11 +117,26 @@ try {
     // shown, or forced here by reading a pixel back), not only the JS that records it.
     const flushed = [];
     const render = app.render.bind(app);
+    // Each frame's parts (render's own laps, summed over the panels), for the slowest frames.
+    const partsNow = () => {
+      const sum = {};
+      for (const view of app.views) for (const [name, ms] of Object.entries(view.stats.parts)) sum[name] = (sum[name] || 0) + ms;
+      return sum;
+    };
+    const frames = [];
     app.render = () => {
+      const before = partsNow();
       const began = performance.now();
       render();
+      const drawn = performance.now();
       for (const view of app.views) view.base.getContext('2d').getImageData(0, 0, 1, 1);
-      flushed.push(performance.now() - began);
+      const ms = performance.now() - began;
+      flushed.push(ms);
+      const parts = {};
+      for (const [name, total] of Object.entries(partsNow())) parts[name] = +(total - (before[name] || 0)).toFixed(2);
+      parts.other = +(drawn - began - Object.values(parts).reduce((a, b) => a + b, 0)).toFixed(2);
+      parts.raster = +(performance.now() - drawn).toFixed(2);
+      frames.push({ ms, parts, loading: app.store.inFlight.size });
     };
     const step = async (kind, window) => {
       const drawsBefore = app.stats.drawMs.length;
@@ -150,7 +167,20 @@ try {
       }
     }
     const tiles = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/tile')).map((e) => e.duration);
-    return { steps, tiles };
+    // Full repaints (no band kept) at the last window once its tiles are in: the painting's own cost.
+    const repaints = [];
+    const firstRepaint = frames.length;
+    for (let i = 0; i < 20; i++) {
+      for (const view of app.views) {
+        for (const band of Object.values(view.bands || {})) band.painted = null;
+        view.rwKept = null;
+      }
+      app.render();
+      repaints.push(frames[frames.length - 1]);
+      await frame();
+    }
+    frames.length = firstRepaint;
+    return { steps, tiles, frames, repaints };
   })()`);
   const after = await heap();
   const parts = await page.evaluate('JSON.stringify(window.schedlens.views.map((v) => v.stats))');
@@ -179,6 +209,17 @@ try {
   const f = summary(flushedDraws);
   console.log(`drawing per frame with rasterising: n=${f.n} p50 ${ms(f.p50)} p95 ${ms(f.p95)} max ${ms(f.max)}`);
   console.log(`  render's parts (ms, summed over the whole session; bands kept = repaints skipped): ${parts}`);
+  if (args.includes('--frames')) {
+    const slow = [...walk.frames].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(walk.frames.length / 10)));
+    console.log('  the slowest tenth of the frames (with rasterising), by part:');
+    for (const frame of slow) console.log(`    ${ms(frame.ms)}  ${Object.entries(frame.parts).map(([k, v]) => `${k} ${v}`).join(', ')}; tiles loading ${frame.loading}`);
+    const [loading, idle] = [walk.frames.filter((f) => f.loading), walk.frames.filter((f) => !f.loading)].map((list) => summary(list.map((f) => f.ms)));
+    const full = summary(walk.repaints.map((f) => f.ms));
+    const mean = {};
+    for (const f of walk.repaints) for (const [k, v] of Object.entries(f.parts)) mean[k] = +((mean[k] || 0) + v / walk.repaints.length).toFixed(2);
+    console.log(`  full repaints at the last window, tiles loaded: n=${full.n} p50 ${ms(full.p50)} p95 ${ms(full.p95)}; mean parts ${Object.entries(mean).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    console.log(`  frames drawn while tiles load: n=${loading.n} p50 ${ms(loading.p50)} p95 ${ms(loading.p95)}; otherwise: n=${idle.n} p50 ${ms(idle.p50)} p95 ${ms(idle.p95)}`);
+  }
   const t = summary(walk.tiles);
   console.log(`tile requests: n=${t.n} p50 ${ms(t.p50)} p95 ${ms(t.p95)} max ${ms(t.max)}`);
   console.log(`page memory: JS heap ${before.heapMB.toFixed(1)} MB -> ${after.heapMB.toFixed(1)} MB; tile cache ${before.tilesMB.toFixed(1)} MB -> ${after.tilesMB.toFixed(1)} MB`);

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Painting tiles into pixels: the per-core timeline and the runqueue strip as images
 // (one colour per device pixel column per row, as `graph` draws one per column), the
 // running/waiting envelope as lines. These functions read tiles through a sampler and
@@ -45,21 +46,27 @@ export function dim(color) {
   return (0xff000000 | (f(b) << 16) | (f(g) << 8) | f(r)) >>> 0;
 }
 
+/** Numbers per stretch in a sample's `runs`: slot, first pixel, end pixel, widest pixel. */
+export const RUN = 4;
+
 /**
  * Where each device pixel column of the plot reads its data: for pixel x, the tile
  * (`slot[x]`, an index into `tiles`, -1 when none is loaded), the column at the pixel's
  * centre (`center[x]`: its colour) and the columns [first, last] the pixel covers
- * (their extremes: running/waiting, runqueues). `runs` lists the stretches of pixels
- * that read one tile (or none) as (slot, from, to) triples, `runCount` of them, so the
- * painters look a tile up once per stretch rather than once per pixel. `find(t)` returns
- * the tile covering time t as {tile, start, columnNs}, or null.
+ * (their extremes: running/waiting, runqueues; `mid[x]` is the one after `first[x]`, or
+ * `last[x]` when the pixel covers one column). `runs` lists the stretches of pixels that
+ * read one tile (or none) as (slot, from, to, widest) — `widest` the most columns one of
+ * its pixels covers — `runCount` of them, so the painters look a tile up once per
+ * stretch rather than once per pixel. `find(t)` returns the tile covering time t as
+ * {tile, start, columnNs}, or null.
  */
 export function sampleColumns(width, t0, nsPerPx, find) {
   const slot = new Int32Array(width);
   const center = new Int32Array(width);
   const first = new Int32Array(width);
+  const mid = new Int32Array(width);
   const last = new Int32Array(width);
-  const runs = new Int32Array(width * 3);
+  const runs = new Int32Array(width * RUN);
   let runCount = 0;
   const tiles = [];
   const index = new Map();
@@ -74,34 +81,32 @@ export function sampleColumns(width, t0, nsPerPx, find) {
         index.set(hit.tile, s);
       }
       const max = hit.tile.columns - 1;
-      const column = (t) => (t - hit.start) / hit.columnNs;
-      const c = Math.min(max, Math.max(0, Math.floor(column(t0 + (x + 0.5) * nsPerPx))));
+      const { start, columnNs } = hit;
+      const c = Math.min(max, Math.max(0, Math.floor((t0 + (x + 0.5) * nsPerPx - start) / columnNs)));
       center[x] = c;
-      first[x] = Math.min(c, Math.max(0, Math.floor(column(t0 + x * nsPerPx))));
-      last[x] = Math.max(c, Math.min(max, Math.ceil(column(t0 + (x + 1) * nsPerPx)) - 1));
+      first[x] = Math.min(c, Math.max(0, Math.floor((t0 + x * nsPerPx - start) / columnNs)));
+      last[x] = Math.max(c, Math.min(max, Math.ceil((t0 + (x + 1) * nsPerPx - start) / columnNs) - 1));
+      mid[x] = Math.min(first[x] + 1, last[x]);
     }
     slot[x] = s;
-    if (runCount && runs[(runCount - 1) * 3] === s) runs[(runCount - 1) * 3 + 2] = x + 1;
-    else {
-      runs[runCount * 3] = s;
-      runs[runCount * 3 + 1] = x;
-      runs[runCount * 3 + 2] = x + 1;
-      runCount++;
+    const covers = s < 0 ? 0 : last[x] - first[x] + 1;
+    const open = runCount && runs[(runCount - 1) * RUN] === s;
+    const at = (open ? runCount - 1 : runCount++) * RUN;
+    if (!open) {
+      runs[at] = s;
+      runs[at + 1] = x;
+      runs[at + 3] = 0;
     }
+    runs[at + 2] = x + 1;
+    if (covers > runs[at + 3]) runs[at + 3] = covers;
   }
-  return { tiles, slot, center, first, last, runs, runCount };
+  return { tiles, slot, center, first, mid, last, runs, runCount };
 }
 
-/** A scratch line of at least `width` pixels (one per module: painting is synchronous). */
-let scratch = new Uint32Array(0);
-function scratchLine(width) {
-  if (scratch.length < width) scratch = new Uint32Array(width);
-  return scratch.subarray(0, width);
-}
-
-/** Copies `line` into the device pixel rows [y0, y1) of `pixels` at column `x0`. */
-function fillRows(pixels, stride, line, x0, y0, y1) {
-  for (let y = y0; y < y1; y++) pixels.set(line, y * stride + x0);
+/** Copies device pixel row `y0` of `pixels` (`width` pixels from column `x0`) to rows (y0, y1). */
+function copyDown(pixels, stride, x0, width, y0, y1) {
+  const from = y0 * stride + x0;
+  for (let y = y0 + 1; y < y1; y++) pixels.copyWithin(y * stride + x0, from, from + width);
 }
 
 /**
@@ -113,37 +118,39 @@ function fillRows(pixels, stride, line, x0, y0, y1) {
  */
 export function paintTimeline(pixels, stride, area, rows, sample, options = {}) {
   const { x0, top, width, rowPx, inset } = area;
-  const { center } = sample;
+  const { center, tiles, runs, runCount } = sample;
   const highlight = options.highlight;
-  const line = scratchLine(width);
-  const background = COLORS.background;
+  // Colours as signed integers (the same bits): a colour past 2^31 read from a
+  // Uint32Array and chosen between (`||`) would be boxed, a number object per pixel.
+  const out = new Int32Array(pixels.buffer, pixels.byteOffset, pixels.length);
+  const background = COLORS.background | 0;
+  const missing = COLORS.missing | 0;
+  const colorsOf = [];
+  for (let k = 0; k < runCount * RUN; k += RUN) {
+    const colors = runs[k] < 0 ? null : tiles[runs[k]].colors;
+    colorsOf.push(colors && new Int32Array(colors.buffer, colors.byteOffset, colors.length));
+  }
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
-    paintRuns(line, sample, 'colors', (tile, from, to) => {
-      const colors = tile.colors;
-      const base = cpu * tile.columns;
-      for (let x = from; x < to; x++) line[x] = colors[base + center[x]] || background;
-    });
-    if (highlight) markFollowed(line, cpu, highlight);
     const bottom = top + (rows.length - r) * rowPx;
-    fillRows(pixels, stride, line, x0, bottom - rowPx + inset, bottom - inset);
-  }
-}
-
-/**
- * Paints `line` one run of pixels at a time (the runs of `sample` that read one tile
- * each): `paint(tile, from, to)` where the tile and its `layer` have arrived, the
- * missing colour elsewhere.
- */
-function paintRuns(line, sample, layer, paint) {
-  const { tiles, runs, runCount } = sample;
-  for (let k = 0; k < runCount; k++) {
-    const s = runs[k * 3];
-    const from = runs[k * 3 + 1];
-    const to = runs[k * 3 + 2];
-    const tile = s < 0 ? null : tiles[s];
-    if (tile && tile[layer]) paint(tile, from, to);
-    else line.fill(COLORS.missing, from, to);
+    const y0 = bottom - rowPx + inset;
+    const y1 = bottom - inset;
+    if (y1 <= y0) continue;
+    // The row's first line of pixels, one stretch of one tile at a time.
+    const at = y0 * stride + x0;
+    for (let k = 0; k < runCount * RUN; k += RUN) {
+      const from = runs[k + 1];
+      const to = runs[k + 2];
+      const colors = colorsOf[k / RUN];
+      if (!colors) {
+        out.fill(missing, at + from, at + to);
+        continue;
+      }
+      const base = cpu * tiles[runs[k]].columns;
+      for (let x = from; x < to; x++) out[at + x] = colors[base + center[x]] || background;
+    }
+    if (highlight) markFollowed(pixels.subarray(at, at + width), cpu, highlight);
+    copyDown(pixels, stride, x0, width, y0, y1);
   }
 }
 
@@ -160,34 +167,71 @@ function markFollowed(line, cpu, highlight) {
   }
 }
 
-const HEAT_TOP = HEAT.length - 1;
-/** HEAT as signed integers: the same bits, kept unboxed in the painting loop. */
-const HEAT_INT = new Int32Array(HEAT.buffer);
+/** Runqueue length → colour: HEAT, the longest queues all in its last colour. */
+const HEAT_OF_LENGTH = Int32Array.from({ length: 256 }, (_, length) => HEAT[Math.min(length, HEAT.length - 1)] | 0);
+
+/**
+ * A tile's longest runqueues over runs of 1, 2, 4, … columns (`tables[j][c]`: the longest
+ * of columns c to c + 2^j - 1), up to runs of `widest`: so the longest over any span of
+ * columns is the longer of two reads. Kept per tile, made when a pixel first covers more
+ * than three of its columns (the tile stands in for a coarser one).
+ */
+const QUEUE_MAXIMA = new WeakMap();
+function queueMaxima(tile, widest) {
+  let tables = QUEUE_MAXIMA.get(tile);
+  if (!tables) QUEUE_MAXIMA.set(tile, (tables = [tile.queue]));
+  while (1 << tables.length <= widest) {
+    const before = tables[tables.length - 1];
+    const half = 1 << (tables.length - 1);
+    const table = new Uint8Array(before.length);
+    for (let c = 0; c + half < before.length; c++) table[c] = Math.max(before[c], before[c + half]);
+    tables.push(table);
+  }
+  return tables;
+}
 
 /** Paints runqueue strips (top to bottom in `rows`): the longest queue in each pixel. */
 export function paintQueue(pixels, stride, area, rows, sample) {
   const { x0, top, width, rowPx } = area;
-  const { first, last } = sample;
-  const line = new Int32Array(scratchLine(width).buffer, 0, width);
-  const heat = HEAT_INT;
+  const { first, mid, last, tiles, runs, runCount } = sample;
+  const heat = HEAT_OF_LENGTH;
+  const missing = COLORS.missing | 0;
+  const out = new Int32Array(pixels.buffer, pixels.byteOffset, pixels.length); // as in paintTimeline
+  // Per stretch whose pixels cover more than three columns: its tile's maxima.
+  const maxima = [];
+  for (let k = 0; k < runCount * RUN; k += RUN) {
+    const tile = runs[k] < 0 ? null : tiles[runs[k]];
+    maxima.push(tile && tile.queue && runs[k + 3] > 3 ? queueMaxima(tile, runs[k + 3]) : null);
+  }
   for (let r = 0; r < rows.length; r++) {
     const cpu = rows[r];
-    paintRuns(line, sample, 'queue', (tile, from, to) => {
-      const queue = tile.queue;
-      const base = cpu * tile.columns;
+    const y0 = top + r * rowPx;
+    const at = y0 * stride + x0;
+    for (let k = 0; k < runCount * RUN; k += RUN) {
+      const s = runs[k];
+      const from = runs[k + 1];
+      const to = runs[k + 2];
+      const queue = s < 0 ? null : tiles[s].queue;
+      if (!queue) {
+        out.fill(missing, at + from, at + to);
+        continue;
+      }
+      const base = cpu * tiles[s].columns;
+      const tables = maxima[k / RUN];
+      if (!tables) {
+        // At the level asked for a pixel covers one to three columns: three reads.
+        for (let x = from; x < to; x++) out[at + x] = heat[Math.max(queue[base + first[x]], queue[base + mid[x]], queue[base + last[x]])];
+        continue;
+      }
       for (let x = from; x < to; x++) {
-        // A pixel mostly covers one to three columns: those read without a loop.
         const a = base + first[x];
         const b = base + last[x];
-        let most = queue[a];
-        const end = queue[b];
-        if (end > most) most = end;
-        for (let c = a + 1; c < b; c++) if (queue[c] > most) most = queue[c];
-        line[x] = heat[most > HEAT_TOP ? HEAT_TOP : most];
+        const j = 31 - Math.clz32(b - a + 1);
+        const table = tables[j];
+        out[at + x] = heat[Math.max(table[a], table[b - (1 << j) + 1])];
       }
-    });
-    const y0 = top + r * rowPx;
-    fillRows(pixels, stride, line, x0, y0, y0 + rowPx);
+    }
+    copyDown(pixels, stride, x0, width, y0, y0 + rowPx);
   }
 }
 
@@ -197,31 +241,42 @@ export function paintQueue(pixels, stride, area, rows, sample) {
  * it with a task waiting while a core idled. NaN where no tile is loaded.
  */
 export function runningWaitingColumns(sample, width) {
-  const out = { running: new Float64Array(width * 4).fill(NaN), total: new Float64Array(width * 4).fill(NaN), wasted: new Float64Array(width) };
-  const { tiles, slot, first, last } = sample;
-  for (let x = 0; x < width; x++) {
-    const s = slot[x];
-    const tile = s < 0 ? null : tiles[s];
-    if (!tile || !tile.rw) continue;
-    for (const name of ['running', 'total']) {
-      const src = tile.rw[name];
-      const dst = out[name];
-      dst[x * 4] = src[first[x] * 4];
-      let low = Infinity;
-      let high = -Infinity;
-      for (let c = first[x]; c <= last[x]; c++) {
-        low = Math.min(low, src[c * 4 + 1]);
-        high = Math.max(high, src[c * 4 + 2]);
-      }
-      dst[x * 4 + 1] = low;
-      dst[x * 4 + 2] = high;
-      dst[x * 4 + 3] = src[last[x] * 4 + 3];
+  const running = new Float64Array(width * 4).fill(NaN);
+  const total = new Float64Array(width * 4).fill(NaN);
+  const wasted = new Float64Array(width);
+  const { tiles, runs, runCount, first, last } = sample;
+  for (let k = 0; k < runCount * RUN; k += RUN) {
+    const rw = runs[k] < 0 ? null : tiles[runs[k]].rw;
+    if (!rw) continue;
+    const [from, to] = [runs[k + 1], runs[k + 2]];
+    extents(rw.running, running, first, last, from, to);
+    extents(rw.total, total, first, last, from, to);
+    const share = rw.wasted;
+    for (let x = from; x < to; x++) {
+      let sum = 0;
+      for (let c = first[x]; c <= last[x]; c++) sum += share[c];
+      wasted[x] = sum / (last[x] - first[x] + 1);
     }
-    let wasted = 0;
-    for (let c = first[x]; c <= last[x]; c++) wasted += tile.rw.wasted[c];
-    out.wasted[x] = wasted / (last[x] - first[x] + 1);
   }
-  return out;
+  return { running, total, wasted };
+}
+
+/** Per pixel of [from, to): the first, lowest, highest and last of the columns it covers. */
+function extents(columns, out, first, last, from, to) {
+  for (let x = from; x < to; x++) {
+    const a = first[x] * 4;
+    const b = last[x] * 4;
+    let low = columns[a + 1];
+    let high = columns[a + 2];
+    for (let c = a + 4; c <= b; c += 4) {
+      if (columns[c + 1] < low) low = columns[c + 1];
+      if (columns[c + 2] > high) high = columns[c + 2];
+    }
+    out[x * 4] = columns[a];
+    out[x * 4 + 1] = low;
+    out[x * 4 + 2] = high;
+    out[x * 4 + 3] = columns[b + 3];
+  }
 }
 
 /** `rgb(r,g,b)` at `alpha` over white, as 0xAABBGGRR. */
@@ -245,11 +300,12 @@ const TOTAL = packColor('#d71e1e');
  * thousands of joined segments cost the canvas ~80 ms per frame.
  */
 export function paintRunningWaiting(pixels, stride, height, data, width, yOf, thickness = 2) {
+  const wasted = data.wasted;
   for (let x = 0; x < width; x++) {
-    const share = data.wasted[x];
-    const color = share > 0 ? WASTED_SHADES[Math.min(4, Math.max(1, Math.ceil(share * 4))) - 1] : COLORS.background;
-    for (let y = 0, at = x; y < height; y++, at += stride) pixels[at] = color;
+    const share = wasted[x];
+    pixels[x] = share > 0 ? WASTED_SHADES[Math.min(4, Math.max(1, Math.ceil(share * 4))) - 1] : COLORS.background;
   }
+  copyDown(pixels, stride, 0, width, 0, height);
   const clampRow = (y) => Math.max(0, Math.min(height - 1, Math.round(y)));
   for (const [extents, color] of [[data.total, TOTAL], [data.running, RUNNING]]) {
     let previous = NaN;

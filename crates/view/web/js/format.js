@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // How times, durations and counts read on the page. Times are integers of nanoseconds
 // from the trace's origin (exact in a double up to 2^53 ns, about 104 days).
 

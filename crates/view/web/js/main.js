@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The viewer page: the shared time axis, one panel per trace, the side panel, and the
 // interaction — wheel and drag-select zoom, drag and keys to pan, hover, click to
 // follow a task, incidents — with the view's state mirrored in the URL. Data comes
@@ -25,8 +26,9 @@ export class App {
     this.stats = { frames: 0, lastDrawMs: 0, drawMs: [] };
     this.store = new TileStore((key, spec) => this.source.tile(spec.trace, spec), {
       maxBytes: 160 << 20,
-      maxInFlight: 4,
+      maxInFlight: 16,
       onLoad: (key) => {
+        this.firstTilesCame();
         // A prefetched tile changes nothing on screen once the view's own tiles are all
         // there; until then any tile may stand in for a missing one.
         if (this.currentKeys.has(key) || !this.currentDone()) this.requestRender();
@@ -55,11 +57,19 @@ export class App {
     else if (this.state.follow) this.panels.show('task');
     this.bindInput();
     this.syncControls();
+    // Until the first tiles come (or a moment passes), a frame would show empty tracks
+    // only to be painted again at once: the page's first frame waits for them.
+    this.firstTiles = true;
+    setTimeout(() => this.firstTilesCame(), 250);
     this.resize();
-    new ResizeObserver(() => this.resize()).observe(this.root.querySelector('#views'));
+    // Observers report the size they start with: the layout above has it already.
+    new ResizeObserver(() => {
+      if (this.root.querySelector('#panels').clientWidth !== this.width) this.resize();
+    }).observe(this.root.querySelector('#views'));
     window.addEventListener('hashchange', () => this.fromUrl());
-    this.loadIncidents();
+    // The tiles first: the incidents and the side panel come while they load.
     this.viewChanged();
+    this.loadIncidents();
     this.panels.render();
   }
 
@@ -90,6 +100,7 @@ export class App {
 
   resize() {
     const width = this.root.querySelector('#panels').clientWidth;
+    this.width = width;
     if (!width) return;
     for (const view of this.views) view.resize(width);
     const dpr = window.devicePixelRatio || 1;
@@ -280,8 +291,14 @@ export class App {
 
   // --- drawing -------------------------------------------------------------------
 
+  firstTilesCame() {
+    if (!this.firstTiles) return;
+    this.firstTiles = false;
+    this.requestRender();
+  }
+
   requestRender() {
-    if (this.frame) return;
+    if (this.frame || this.firstTiles) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       this.render();
@@ -631,7 +648,9 @@ export class App {
 }
 
 if (typeof document !== 'undefined' && document.querySelector('#app')) {
-  const app = new App(new ServerSource(''), document.querySelector('#app'));
+  // The server writes /api/meta's answer into the page, saving a round trip.
+  const inline = document.querySelector('#meta');
+  const app = new App(new ServerSource('', inline ? JSON.parse(inline.textContent) : null), document.querySelector('#app'));
   window.schedlens = app;
   app.start().catch((error) => {
     document.querySelector('#panels').textContent = `Cannot start: ${error.message}`;

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The side panel (check's incidents, the selected range's statistics, the followed
 // task, the colour key with the Figure 9 legend) and the hover tooltip. Plain DOM.
 

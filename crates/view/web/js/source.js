@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Where the page's data comes from. The drawing code only sees this interface:
 //
 //   meta()                              traces, CPUs, row orders, tile geometry
@@ -21,9 +22,36 @@ export function tileKey(trace, spec) {
   return [trace, spec.layers, spec.level, spec.index, spec.columns, spec.color, spec.target || '', spec.forked ? 1 : 0, (spec.tasks || []).join('+')].join('|');
 }
 
+/** Tiles asked for in one request at most. */
+const MAX_BATCH = 32;
+
+/**
+ * The parts of an `/api/tiles` answer (crates/view/src/server.rs): [{status, offset,
+ * length}] of `buffer`.
+ */
+export function splitBatch(buffer) {
+  const view = new DataView(buffer);
+  if (buffer.byteLength < 8 || view.getUint32(0, true) !== 0x42544c53) throw new Error('not a tile batch');
+  const count = view.getUint32(4, true);
+  const parts = [];
+  let at = 8;
+  for (let i = 0; i < count; i++) {
+    if (at + 8 > buffer.byteLength) throw new Error('tile batch truncated');
+    const status = view.getUint32(at, true);
+    const length = view.getUint32(at + 4, true);
+    at += 8;
+    if (at + length > buffer.byteLength) throw new Error('tile batch truncated');
+    parts.push({ status, offset: at, length });
+    at += length;
+  }
+  return parts;
+}
+
 export class ServerSource {
-  constructor(base = '') {
+  /** `meta`: /api/meta's answer when the page already holds it (the server puts it in the page). */
+  constructor(base = '', meta = null) {
     this.base = base;
+    this.known = meta;
   }
 
   async json(path, params) {
@@ -34,18 +62,26 @@ export class ServerSource {
   }
 
   url(path, params = {}) {
-    const query = Object.entries(params)
-      .filter(([, v]) => v !== undefined && v !== null && v !== '')
-      .map(([k, v]) => `${k}=${encodeURIComponent(Array.isArray(v) ? v.join(',') : v)}`)
-      .join('&');
+    const query = this.query(params);
     return `${this.base}${path}${query ? `?${query}` : ''}`;
   }
 
-  meta() {
-    return this.json('/api/meta');
+  query(params) {
+    return Object.entries(params)
+      .filter(([, v]) => v !== undefined && v !== null && v !== '')
+      .map(([k, v]) => `${k}=${encodeURIComponent(Array.isArray(v) ? v.join(',') : v)}`)
+      .join('&');
   }
 
-  async tile(trace, spec) {
+  meta() {
+    return this.known ? Promise.resolve(this.known) : this.json('/api/meta');
+  }
+
+  /**
+   * Tiles asked for in one turn of the event loop (the tile store asks for several at
+   * once) go to the server as one request.
+   */
+  tile(trace, spec) {
     const params = {
       trace,
       level: spec.level,
@@ -59,9 +95,30 @@ export class ServerSource {
       if (spec.color === 'target') params.target = spec.target;
     }
     if (spec.layers.includes('h')) params.tasks = spec.tasks;
-    const response = await fetch(this.url('/api/tile', params));
-    if (!response.ok) throw new Error(`tile: HTTP ${response.status}`);
-    return decodeTile(await response.arrayBuffer());
+    return new Promise((resolve, reject) => {
+      this.batch ||= [];
+      this.batch.push({ query: this.query(params), resolve, reject });
+      if (this.batch.length === 1) queueMicrotask(() => this.sendBatch());
+    });
+  }
+
+  async sendBatch() {
+    const batch = this.batch.splice(0, MAX_BATCH);
+    if (this.batch.length) queueMicrotask(() => this.sendBatch());
+    try {
+      const response = await fetch(this.url('/api/tiles', { list: batch.map((b) => b.query).join(';') }));
+      if (!response.ok) throw new Error(`tiles: HTTP ${response.status}`);
+      const buffer = await response.arrayBuffer();
+      const parts = splitBatch(buffer);
+      if (parts.length !== batch.length) throw new Error('tiles: wrong count');
+      batch.forEach((b, i) => {
+        const { status, offset, length } = parts[i];
+        if (status === 200) b.resolve(decodeTile(buffer, offset, length));
+        else b.reject(new Error(`tile: HTTP ${status}: ${new TextDecoder().decode(new Uint8Array(buffer, offset, length))}`));
+      });
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    }
   }
 
   at(trace, cpu, t, span) {

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The view's state, and its form in the URL's fragment, so a link reproduces what one
 // sees: the window, the colouring and filters, which tracks are shown, the followed
 // task, the selected range and incident.

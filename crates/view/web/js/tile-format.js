@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Decodes the binary tiles the server computes (crates/view/src/tiles.rs documents the
 // layout) into typed arrays ready to paint: per row and column a colour, the
 // running/waiting extents per column, runqueue lengths, highlighted columns. A tile
@@ -14,8 +15,8 @@ export const LAYER = Object.freeze({ timeline: 1, runningWaiting: 2, runqueue: 4
  *   queue: Uint8Array|null,     // rows × columns
  *   highlight: Uint8Array|null} // rows × columns, 1 where a highlighted task ran
  */
-export function decodeTile(buffer) {
-  const view = new DataView(buffer);
+export function decodeTile(buffer, offset = 0, length = buffer.byteLength - offset) {
+  const view = new DataView(buffer, offset, length);
   let at = 0;
   const need = (n) => {
     if (at + n > view.byteLength) throw new Error(`tile truncated at byte ${at}`);
@@ -44,14 +45,15 @@ export function decodeTile(buffer) {
       const n = u32();
       need(n * 8);
       const base = row * columns;
-      for (let i = 0; i < n; i++) {
-        const x0 = view.getUint16(at, true);
-        const x1 = Math.min(columns, view.getUint16(at + 2, true));
-        const r = view.getUint8(at + 4);
-        const g = view.getUint8(at + 5);
-        const b = view.getUint8(at + 6);
-        at += 8;
-        colors.fill((0xff000000 | (b << 16) | (g << 8) | r) >>> 0, base + x0, base + x1);
+      for (let end = at + n * 8; at < end; at += 8) {
+        // u16 x0, u16 x1; then r, g, b, 0: read as one little-endian word, that is the
+        // colour in ImageData's order once its alpha is set.
+        const span = view.getUint32(at, true);
+        const color = (view.getUint32(at + 4, true) | 0xff000000) >>> 0;
+        const x0 = base + (span & 0xffff);
+        const x1 = base + Math.min(columns, span >>> 16);
+        if (x1 - x0 > 16) colors.fill(color, x0, x1);
+        else for (let x = x0; x < x1; x++) colors[x] = color;
       }
     }
     tile.colors = colors;
@@ -70,7 +72,7 @@ export function decodeTile(buffer) {
   }
   if (layers & LAYER.runqueue) {
     need(rows * columns);
-    tile.queue = new Uint8Array(buffer.slice(at, at + rows * columns));
+    tile.queue = new Uint8Array(buffer.slice(offset + at, offset + at + rows * columns));
     at += rows * columns;
   }
   if (layers & LAYER.highlight) {

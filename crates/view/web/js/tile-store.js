@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Tiles in the browser: a byte-bounded cache (least recently used out first, so memory
 // stays flat however long the trace or the session) and a loader that asks the data
 // source for the tiles the current view wants, a few at a time, newest wishes first —

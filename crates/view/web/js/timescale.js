@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The time axis shared by every panel: which nanoseconds the plot's width stands for,
 // how to zoom and pan it, which tile level and tiles cover it, and its ticks. Pure
 // functions of numbers, so they are unit-tested with node.

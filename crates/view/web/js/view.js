@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // One trace's panel: its per-core timeline, running/waiting track and runqueue strip,
 // one below the other on the shared time axis, with markers, the followed task's moves
 // and wakeups, the selection and the cursor on an overlay. It asks the tile store for
@@ -5,7 +6,7 @@
 // in while the right one loads).
 
 import { tileKey } from './source.js';
-import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
+import { COLORS, HEAT, RUN, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
 import { levelFor, tileIndices, tileSpan } from './timescale.js';
 import { escapeHtml } from './format.js';
 
@@ -36,7 +37,7 @@ function unchanged(band, scale, rows, sample) {
   const old = before.sample;
   if (old.runCount !== sample.runCount || old.tiles.length !== sample.tiles.length) return false;
   for (let i = 0; i < sample.tiles.length; i++) if (old.tiles[i] !== sample.tiles[i]) return false;
-  for (let i = 0; i < sample.runCount * 3; i++) if (old.runs[i] !== sample.runs[i]) return false;
+  for (let i = 0; i < sample.runCount * RUN; i++) if (old.runs[i] !== sample.runs[i]) return false;
   return true;
 }
 export const GUTTER_RIGHT = 34;
@@ -182,9 +183,15 @@ export class TraceView {
       }
       return hit;
     };
+    // Tiles of finer levels nest in those of coarser ones: where no level has a tile for
+    // t, none has one anywhere in the finest level's tile around t.
+    const finest = tileSpan(Math.min(...levels), spec.columns);
+    let missFrom = Infinity;
+    let missTo = -Infinity;
     return (t) => {
       if (t < start || t >= end) return outside;
       if (best && t >= best.start && t < best.end) return best;
+      if (t >= missFrom && t < missTo) return null;
       for (const level of levels) {
         const hit = lookup(level, Math.floor(t / tileSpan(level, spec.columns)));
         if (hit) {
@@ -192,6 +199,8 @@ export class TraceView {
           return hit;
         }
       }
+      missFrom = Math.floor(t / finest) * finest;
+      missTo = missFrom + finest;
       return null;
     };
   }

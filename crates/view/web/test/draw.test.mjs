@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COLORS, dim, packColor, paintTimeline, runningWaitingColumns, sampleColumns } from '../js/draw.js';
+import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns } from '../js/draw.js';
 
 const RED = packColor('#ff0000');
 const BLUE = packColor('#0000ff');
@@ -61,4 +61,18 @@ test('running/waiting keeps the extremes of the columns a pixel covers', () => {
   assert.deepEqual([...out.total.slice(0, 4)], [1, 1, 3, 2]);
   assert.deepEqual([...out.running.slice(4, 8)], [0, 0, 1, 1]);
   assert.deepEqual([...out.wasted], [0.25, 0]);
+});
+
+test('a runqueue strip shows the longest queue of the columns each pixel covers', () => {
+  const t = tile(); // queue lengths 1, 3, 0, 2
+  const at = (width, nsPerPx) => {
+    const pixels = new Uint32Array(width * 2);
+    paintQueue(pixels, width, { x0: 0, top: 0, width, rowPx: 2 }, [0], sampleColumns(width, 0, nsPerPx, finder(t)));
+    assert.deepEqual([...pixels.slice(width)], [...pixels.slice(0, width)], 'every row of a strip alike');
+    return [...pixels.slice(0, width)];
+  };
+  assert.deepEqual(at(4, 10), [HEAT[1], HEAT[3], HEAT[0], HEAT[2]]);
+  assert.deepEqual(at(3, 13), [HEAT[3], HEAT[3], HEAT[2]], 'pixels over two or three columns');
+  assert.deepEqual(at(1, 40), [HEAT[3]], 'a pixel over every column');
+  assert.deepEqual(at(5, 10).slice(4), [COLORS.missing], 'no tile: missing');
 });
