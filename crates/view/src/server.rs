@@ -26,7 +26,7 @@ use crate::http::{self, Request, Response};
 use crate::lookup::{self, Run};
 use crate::params::{BadRequest, Query};
 use crate::state::{Initial, Shown};
-use crate::tiles::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile};
+use crate::tiles::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use analysis::TaskFilter;
 use analysis::stats::{self, Grouping};
 use figures::palette::{color_of, color_of_name};
@@ -128,6 +128,10 @@ pub fn prepare_first_view(app: &mut App) {
                 shown.pyramid(&shown.filter);
             }
         });
+        for trace in 0..shared.traces.len() {
+            whole_trace_timelines(shared, trace, levels.clone());
+        }
+        // Any the levels at once could not give (times beyond 2^53 ns) one by one.
         tiles_of(timeline);
     });
     tiles_of(tracks);
@@ -521,6 +525,39 @@ fn warm_up(app: &App, stop: &AtomicBool) {
             if !whole_trace_tiles(app, trace, level, timeline, stop) {
                 return;
             }
+        }
+    }
+}
+
+/// Computes the timeline tiles that cover a whole trace at each of `levels`, as the page
+/// asks for them by default, from one placement of the trace's runs, into the cache.
+fn whole_trace_timelines(app: &App, trace: usize, levels: std::ops::RangeInclusive<u32>) {
+    let shown = &app.traces[trace];
+    let model = shown.model();
+    let (from, to) = (shown.relative(model.start()), shown.relative(model.end()) + 1);
+    let runs: Vec<(TilePlace, u32)> = levels
+        .map(|level| {
+            let span = i64::from(PAGE_COLUMNS) << level;
+            let (first, last) = (from.div_euclid(span), (to - 1).div_euclid(span));
+            (TilePlace { level, index: first, columns: PAGE_COLUMNS }, (last - first + 1) as u32)
+        })
+        .collect();
+    let cpus: Vec<Cpu> = (0..model.cpus().len() as u32).map(Cpu).collect();
+    let Ok(tiles) = timeline_tiles(model, shown.origin(), &runs, &cpus, &Coloring::ByPid, &shown.filter) else {
+        return;
+    };
+    for ((first, _), tiles) in runs.iter().zip(tiles) {
+        for (n, bytes) in tiles.into_iter().enumerate() {
+            let spec = TileSpec {
+                trace,
+                place: TilePlace { index: first.index + n as i64, ..*first },
+                layers: Layers { timeline: true, ..Layers::default() },
+                cpus: cpus.clone(),
+                coloring: Coloring::ByPid,
+                filter: shown.filter.clone(),
+                tasks: Vec::new(),
+            };
+            app.cache.put(spec.key(), Arc::new(bytes));
         }
     }
 }
