@@ -1,7 +1,8 @@
 //! Everything past the reader that a user's command runs on a trace, in one function:
 //! the model, `stats` by command and by task, the running/waiting sweep and per-CPU
-//! runqueue lengths, `graph`'s timeline and figure, the running/waiting figure, `check`
-//! and its migration heat map, and SVG output of the figures. The fuzzer calls it on
+//! runqueue lengths, `graph`'s timeline and figure (and the check that its levels from
+//! one placement of the runs equal its levels one window at a time), the running/waiting
+//! figure, `check` and its migration heat map, and SVG output of the figures. The fuzzer calls it on
 //! every input; the tests call it on every seed, corpus entry and reproducer.
 
 use crate::script::{Script, View};
@@ -11,7 +12,7 @@ use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, Window, WindowRequest};
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
-use figures::timeline::Coloring;
+use figures::timeline::{Coloring, LevelColumns, TimelineRequest, rows as timeline_rows, rows_at_levels};
 use model::{Cpu, Detail, Marker, Model, Nanos, Pid, Topology, read_markers};
 use render::{Document, Format, PngOptions, Scene};
 use tracedat::Trace;
@@ -109,6 +110,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload: min_lost, affinity: None };
     let findings = check(&model, &request);
     summary.incidents = findings.incidents.len();
+    levels_agree_with_rows(&model, &rows, &filter, &coloring);
     let pages = vec![
         graph(&model, &timeline),
         running_waiting_plot(&model, &plot).0,
@@ -118,6 +120,26 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         summary.svg_bytes = svg_size(pages);
     }
     Outcome::Analysed(summary)
+}
+
+/// Several timeline levels from one placement of the runs are the levels computed one
+/// window at a time (the report's and the viewer's tiles depend on it), on any model.
+fn levels_agree_with_rows(model: &Model, rows: &[figures::graph::RowSpec], filter: &TaskFilter, coloring: &Coloring) {
+    let cpus: Vec<Cpu> = rows.iter().map(|row| row.cpu).collect();
+    let origin = model.start();
+    let span = model.end().0.saturating_sub(origin.0).max(1);
+    let fine = (span / 64).max(1).ilog2();
+    let levels: Vec<LevelColumns> = [fine, fine + 2, fine + 3]
+        .into_iter()
+        .map(|level| LevelColumns { level, first: 0, count: 80 >> (level - fine) })
+        .collect();
+    let Some(at_levels) = rows_at_levels(model, origin, &levels, &cpus, filter, coloring) else { return };
+    for (level, rows_of_level) in levels.iter().zip(at_levels) {
+        let start = origin.0 + (level.first as u64) * (1 << level.level);
+        let window = Window::new(Nanos(start), Nanos(start + (u64::from(level.count) << level.level)));
+        let request = TimelineRequest { window, columns: level.count, rows: &cpus, filter, coloring };
+        assert_eq!(rows_of_level, timeline_rows(model, &request), "level {}", level.level);
+    }
 }
 
 /// The window the view asks for, or the whole trace when the request does not resolve
