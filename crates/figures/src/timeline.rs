@@ -54,20 +54,62 @@ pub struct TimelineRequest<'a> {
 
 /// Computes every row's spans, rows spread over the machine's cores.
 pub fn rows(model: &Model, request: &TimelineRequest<'_>) -> Vec<Row> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(request.rows.len()).max(1);
-    let mut rows: Vec<Row> = request.rows.iter().map(|&cpu| Row { cpu, spans: Vec::new() }).collect();
-    let chunk = rows.len().div_ceil(threads).max(1);
+    let spans = per_row_on_cores(model, request.rows, request.filter, request.coloring, |cpu, painter| {
+        let mut columns = Columns::new(request.window, request.columns);
+        each_run(model, cpu, request.window, painter, |start, end, color| columns.add(start.0, end.0, color));
+        columns.finish()
+    });
+    request.rows.iter().zip(spans).map(|(&cpu, spans)| Row { cpu, spans }).collect()
+}
+
+/// `row(cpu, painter)` for each of `cpus`, in order, the rows spread over the machine's
+/// cores (each thread with its own painter).
+fn per_row_on_cores<T: Default + Send>(
+    model: &Model,
+    cpus: &[Cpu],
+    filter: &TaskFilter,
+    coloring: &Coloring,
+    row: impl Fn(Cpu, &mut Painter<'_>) -> T + Sync,
+) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.len()).max(1);
+    let mut out: Vec<T> = std::iter::repeat_with(T::default).take(cpus.len()).collect();
+    let chunk = cpus.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
-        for part in rows.chunks_mut(chunk) {
+        for (part, cpus) in out.chunks_mut(chunk).zip(cpus.chunks(chunk)) {
+            let row = &row;
             scope.spawn(move || {
-                let mut painter = Painter::new(model, request.filter, request.coloring);
-                for row in part {
-                    row.spans = row_spans(model, row.cpu, request, &mut painter);
+                let mut painter = Painter::new(model, filter, coloring);
+                for (slot, &cpu) in part.iter_mut().zip(cpus) {
+                    *slot = row(cpu, &mut painter);
                 }
             });
         }
     });
-    rows
+    out
+}
+
+/// Hands `visit` every run of `cpu` that overlaps `window`, in time order, with its
+/// color (`None`: background): the segments, and the uncertain stretches in grey.
+fn each_run(
+    model: &Model,
+    cpu: Cpu,
+    window: Window,
+    painter: &mut Painter<'_>,
+    mut visit: impl FnMut(Nanos, Nanos, Option<Rgb>),
+) {
+    let Some(timeline) = model.cpus().get(cpu.index()) else { return };
+    let segments = &timeline.segments();
+    let mut uncertain = timeline.uncertain().iter().filter(|&&(s, e)| e > window.start && s < window.end).peekable();
+    for segment in segments.iter_range(segments.overlapping(window.start, window.end)) {
+        while let Some(&&(start, end)) = uncertain.peek().filter(|(start, _)| *start <= segment.start) {
+            visit(start, end, Some(Rgb::UNKNOWN));
+            uncertain.next();
+        }
+        visit(segment.start, segment.end, painter.color(&segment));
+    }
+    for &(start, end) in uncertain {
+        visit(start, end, Some(Rgb::UNKNOWN));
+    }
 }
 
 /// The color a segment is drawn in, or `None` for background (idle, filtered out).
@@ -115,26 +157,6 @@ impl<'a> Painter<'a> {
         }
         color
     }
-}
-
-fn row_spans(model: &Model, cpu: Cpu, request: &TimelineRequest<'_>, painter: &mut Painter<'_>) -> Vec<Span> {
-    let Some(timeline) = model.cpus().get(cpu.index()) else { return Vec::new() };
-    let mut columns = Columns::new(request.window, request.columns);
-    let segments = &timeline.segments();
-    let mut uncertain =
-        timeline.uncertain().iter().filter(|&&(s, e)| e > request.window.start && s < request.window.end).peekable();
-    for segment in segments.iter_range(segments.overlapping(request.window.start, request.window.end)) {
-        while let Some(&&(start, end)) = uncertain.peek().filter(|(start, _)| *start <= segment.start) {
-            columns.add(start.0, end.0, Some(Rgb::UNKNOWN));
-            uncertain.next();
-        }
-        let color = painter.color(&segment);
-        columns.add(segment.start.0, segment.end.0, color);
-    }
-    for &(start, end) in uncertain {
-        columns.add(start.0, end.0, Some(Rgb::UNKNOWN));
-    }
-    columns.finish()
 }
 
 /// Accumulates colored time per pixel column, in time order.

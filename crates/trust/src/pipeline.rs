@@ -135,8 +135,7 @@ fn levels_agree_with_rows(model: &Model, rows: &[figures::graph::RowSpec], filte
         .collect();
     let Some(at_levels) = rows_at_levels(model, origin, &levels, &cpus, filter, coloring) else { return };
     for (level, rows_of_level) in levels.iter().zip(at_levels) {
-        let start = origin.0 + (level.first as u64) * (1 << level.level);
-        let window = Window::new(Nanos(start), Nanos(start + (u64::from(level.count) << level.level)));
+        let window = Window::new(origin, Nanos(origin.0 + (u64::from(level.count) << level.level)));
         let request = TimelineRequest { window, columns: level.count, rows: &cpus, filter, coloring };
         assert_eq!(rows_of_level, timeline_rows(model, &request), "level {}", level.level);
     }

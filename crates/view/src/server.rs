@@ -131,7 +131,7 @@ pub fn prepare_first_view(app: &mut App) {
         for trace in 0..shared.traces.len() {
             whole_trace_timelines(shared, trace, levels.clone());
         }
-        // Any the levels at once could not give (times beyond 2^53 ns) one by one.
+        // Tiles that could not come from one placement (times from 2^53 ns on), one by one.
         tiles_of(timeline);
     });
     tiles_of(tracks);
@@ -533,62 +533,62 @@ fn warm_up(app: &App, stop: &AtomicBool) {
 /// asks for them by default, from one placement of the trace's runs, into the cache.
 fn whole_trace_timelines(app: &App, trace: usize, levels: std::ops::RangeInclusive<u32>) {
     let shown = &app.traces[trace];
-    let model = shown.model();
-    let (from, to) = (shown.relative(model.start()), shown.relative(model.end()) + 1);
     let runs: Vec<(TilePlace, u32)> = levels
         .map(|level| {
-            let span = i64::from(PAGE_COLUMNS) << level;
-            let (first, last) = (from.div_euclid(span), (to - 1).div_euclid(span));
-            (TilePlace { level, index: first, columns: PAGE_COLUMNS }, (last - first + 1) as u32)
+            let indices = whole_trace_indices(shown, level);
+            let count = (indices.end() - indices.start() + 1) as u32;
+            (TilePlace { level, index: *indices.start(), columns: PAGE_COLUMNS }, count)
         })
         .collect();
-    let cpus: Vec<Cpu> = (0..model.cpus().len() as u32).map(Cpu).collect();
-    let Ok(tiles) = timeline_tiles(model, shown.origin(), &runs, &cpus, &Coloring::ByPid, &shown.filter) else {
+    let timeline = Layers { timeline: true, ..Layers::default() };
+    let cpus = default_spec(app, trace, runs[0].0, timeline).cpus;
+    let Ok(tiles) = timeline_tiles(shown.model(), shown.origin(), &runs, &cpus, &Coloring::ByPid, &shown.filter) else {
         return;
     };
     for ((first, _), tiles) in runs.iter().zip(tiles) {
         for (n, bytes) in tiles.into_iter().enumerate() {
-            let spec = TileSpec {
-                trace,
-                place: TilePlace { index: first.index + n as i64, ..*first },
-                layers: Layers { timeline: true, ..Layers::default() },
-                cpus: cpus.clone(),
-                coloring: Coloring::ByPid,
-                filter: shown.filter.clone(),
-                tasks: Vec::new(),
-            };
-            app.cache.put(spec.key(), Arc::new(bytes));
+            let place = TilePlace { index: first.index + n as i64, ..*first };
+            app.cache.put(default_spec(app, trace, place, timeline).key(), Arc::new(bytes));
         }
     }
 }
 
 /// Computes (or finds cached) the tiles of `layers` that cover a whole trace at `level`,
-/// as the page asks for them by default (colours by pid, all tasks, all CPUs), yielding
-/// to the page's own requests; false when stopped.
+/// as the page asks for them by default, yielding to the page's own requests; false when
+/// stopped.
 fn whole_trace_tiles(app: &App, trace: usize, level: u32, layers: Layers, stop: &AtomicBool) -> bool {
-    let shown = &app.traces[trace];
-    let model = shown.model();
-    let (from, to) = (shown.relative(model.start()), shown.relative(model.end()) + 1);
-    let span = i64::from(PAGE_COLUMNS) << level;
-    for index in from.div_euclid(span)..=(to - 1).div_euclid(span) {
+    for index in whole_trace_indices(&app.traces[trace], level) {
         while app.activity.in_flight.load(Ordering::Relaxed) > 0 {
             std::thread::sleep(Duration::from_millis(20));
         }
         if stop.load(Ordering::Relaxed) {
             return false;
         }
-        let spec = TileSpec {
-            trace,
-            place: TilePlace { level, index, columns: PAGE_COLUMNS },
-            layers,
-            cpus: (0..model.cpus().len() as u32).map(Cpu).collect(),
-            coloring: Coloring::ByPid,
-            filter: shown.filter.clone(),
-            tasks: Vec::new(),
-        };
-        let _ = cached_tile(app, &spec);
+        let place = TilePlace { level, index, columns: PAGE_COLUMNS };
+        let _ = cached_tile(app, &default_spec(app, trace, place, layers));
     }
     true
+}
+
+/// The indices of the page's tiles at `level` that cover a whole trace.
+fn whole_trace_indices(shown: &Shown, level: u32) -> std::ops::RangeInclusive<i64> {
+    let (from, to) = (shown.relative(shown.model().start()), shown.relative(shown.model().end()) + 1);
+    let span = i64::from(PAGE_COLUMNS) << level;
+    from.div_euclid(span)..=(to - 1).div_euclid(span)
+}
+
+/// A tile as the page asks for it by default: colours by pid, all tasks, all CPUs.
+fn default_spec(app: &App, trace: usize, place: TilePlace, layers: Layers) -> TileSpec {
+    let shown = &app.traces[trace];
+    TileSpec {
+        trace,
+        place,
+        layers,
+        cpus: (0..shown.model().cpus().len() as u32).map(Cpu).collect(),
+        coloring: Coloring::ByPid,
+        filter: shown.filter.clone(),
+        tasks: Vec::new(),
+    }
 }
 
 fn task_json(shown: &Shown, task: TaskId) -> Value {

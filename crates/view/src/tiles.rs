@@ -217,10 +217,11 @@ fn cut_tile(rows: &[Row], columns: u32, n: u32, layers: Layers) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
     put_header(&mut out, columns, rows.len(), layers);
     for row in rows {
-        let spans: Vec<Span> = row
-            .spans
+        // Spans are in column order: the tile's start at a binary search, not a scan.
+        let inside = &row.spans[row.spans.partition_point(|span| span.x1 <= from)..];
+        let spans: Vec<Span> = inside
             .iter()
-            .filter(|span| span.x1 > from && span.x0 < to)
+            .take_while(|span| span.x0 < to)
             .map(|span| Span { x0: span.x0.max(from), x1: span.x1.min(to), color: span.color })
             .collect();
         put_spans(&mut out, &spans, from);

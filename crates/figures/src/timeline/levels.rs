@@ -8,7 +8,7 @@
 
 use super::{Coloring, Painter, Row, Span};
 use crate::palette::Rgb;
-use analysis::TaskFilter;
+use analysis::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos};
 
 /// Columns `[first, first + count)` of `2^level` ns each, counted from an origin: column
@@ -35,19 +35,8 @@ pub fn rows_at_levels(
     coloring: &Coloring,
 ) -> Option<Vec<Vec<Row>>> {
     let base = Base::of(origin, levels)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(rows.len()).max(1);
-    let mut per_row: Vec<Vec<Vec<Span>>> = vec![Vec::new(); rows.len()];
-    let chunk = rows.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (part, cpus) in per_row.chunks_mut(chunk).zip(rows.chunks(chunk)) {
-            let base = &base;
-            scope.spawn(move || {
-                let mut painter = Painter::new(model, filter, coloring);
-                for (spans, &cpu) in part.iter_mut().zip(cpus) {
-                    *spans = row_levels(model, cpu, base, levels, &mut painter);
-                }
-            });
-        }
+    let mut per_row = super::per_row_on_cores(model, rows, filter, coloring, |cpu, painter| {
+        row_levels(model, cpu, &base, levels, painter)
     });
     Some(
         (0..levels.len())
@@ -73,12 +62,12 @@ struct Base {
 impl Base {
     fn of(origin: Nanos, levels: &[LevelColumns]) -> Option<Base> {
         let level = levels.iter().map(|l| l.level).min()?;
-        if level > 52 || levels.iter().any(|l| l.level > 52) {
+        if levels.iter().any(|l| l.level > 52) {
             return None;
         }
-        let in_base = |l: &LevelColumns, column: i64| i128::from(column) << (l.level - level);
-        let first = levels.iter().map(|l| in_base(l, l.first)).min()?;
-        let last = levels.iter().map(|l| in_base(l, l.first + i64::from(l.count))).max()?;
+        let in_base = |l: &LevelColumns, column: i128| column << (l.level - level);
+        let first = levels.iter().map(|l| in_base(l, i128::from(l.first))).min()?;
+        let last = levels.iter().map(|l| in_base(l, i128::from(l.first) + i128::from(l.count))).max()?;
         let time = |column: i128| i128::from(origin.0) + (column << level);
         let (start, end) = (time(first), time(last));
         if start < 0 || end >= EXACT_LIMIT {
@@ -107,7 +96,7 @@ fn row_levels(
     let mut level = base.level;
     for index in order {
         while level < levels[index].level {
-            cover = halve(&cover);
+            cover = halve(cover);
             level += 1;
         }
         spans[index] = chosen_spans(&cover, &levels[index]);
@@ -118,9 +107,9 @@ fn row_levels(
 /// The time each color covers in each base column.
 fn base_cover(model: &Model, cpu: Cpu, base: &Base, painter: &mut Painter<'_>) -> Cover {
     let mut cover: Cover = Vec::new();
-    let Some(timeline) = model.cpus().get(cpu.index()) else { return cover };
     let width = 1u64 << base.level;
-    let mut place = |start: Nanos, end: Nanos, color: Option<Rgb>| {
+    let window = Window::new(Nanos(base.start), Nanos(base.end));
+    super::each_run(model, cpu, window, painter, |start, end, color| {
         let Some(color) = color else { return };
         let (start, end) = (start.0.max(base.start) - base.start, end.0.min(base.end).saturating_sub(base.start));
         if end <= start {
@@ -130,16 +119,7 @@ fn base_cover(model: &Model, cpu: Cpu, base: &Base, painter: &mut Painter<'_>) -
             let (from, to) = (start.max(column * width), end.min((column + 1) * width));
             cover.push((base.first + column as i64, color, to - from));
         }
-    };
-    let (from, to) = (Nanos(base.start), Nanos(base.end));
-    let segments = timeline.segments();
-    for segment in segments.iter_range(segments.overlapping(from, to)) {
-        place(segment.start, segment.end, painter.color(&segment));
-    }
-    for &(start, end) in timeline.uncertain().iter().filter(|&&(s, e)| e > from && s < to) {
-        place(start, end, Some(Rgb::UNKNOWN));
-    }
-    // Uncertain time came after the runs: sort each column's colors, then add up.
+    });
     cover.sort_unstable_by_key(|&(column, color, _)| (column, color));
     summed(cover)
 }
@@ -156,35 +136,14 @@ fn summed(sorted: Cover) -> Cover {
     out
 }
 
-/// The next level: each column the sum of its two halves (each half's colors in order,
-/// merged).
-fn halve(cover: &Cover) -> Cover {
-    let mut out: Cover = Vec::with_capacity(cover.len());
-    let mut rest = &cover[..];
-    while let Some(&(column, _, _)) = rest.first() {
-        let parent = column >> 1;
-        let left = rest.iter().take_while(|e| e.0 == column).count();
-        let right = if column & 1 == 0 { rest[left..].iter().take_while(|e| e.0 == column + 1).count() } else { 0 };
-        let (mut a, mut b) = (rest[..left].iter().peekable(), rest[left..left + right].iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.1 == y.1 => {
-                    let ns = x.2 + y.2;
-                    let color = x.1;
-                    a.next();
-                    b.next();
-                    (color, ns)
-                }
-                (Some(x), Some(y)) if x.1 < y.1 => a.next().map(|e| (e.1, e.2)).expect("peeked"),
-                (_, Some(_)) => b.next().map(|e| (e.1, e.2)).expect("peeked"),
-                (Some(_), None) => a.next().map(|e| (e.1, e.2)).expect("peeked"),
-                (None, None) => break,
-            };
-            out.push((parent, next.0, next.1));
-        }
-        rest = &rest[left + right..];
+/// The next level: each column the sum of its two halves. A parent's entries come as
+/// its halves' two runs, each in color order, which a stable sort merges in one pass.
+fn halve(cover: Cover) -> Cover {
+    let mut parents: Cover = cover.into_iter().map(|(column, color, ns)| (column >> 1, color, ns)).collect();
+    for parent in parents.chunk_by_mut(|a, b| a.0 == b.0) {
+        parent.sort_by_key(|&(_, color, _)| color);
     }
-    out
+    summed(parents)
 }
 
 /// A level's spans: each column shows the color that covers most of it (the lowest such
