@@ -23,7 +23,7 @@ mod tracker;
 pub use anomalies::{Anomalies, Anomaly, Severity};
 pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
 pub use markers::{Marker, read_markers};
-pub use model::{AfterSleepError, BuildReport, Detail, Model, ModelError};
+pub use model::{AfterSleepError, BuildReport, Detail, Lost, Model, ModelError};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
 pub use topology::{CpuPlace, Layout, Topology, TopologyError};

@@ -118,6 +118,29 @@ pub struct Model {
     detail: Detail,
 }
 
+/// Events the kernel reported lost: those it counted, and losses it gave no count for.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lost {
+    pub events: u64,
+    pub unknown_losses: u64,
+}
+
+impl Lost {
+    pub fn any(&self) -> bool {
+        self.events > 0 || self.unknown_losses > 0
+    }
+}
+
+/// As `info` says it: `N`, or `at least N, plus M losses of unknown size`.
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.unknown_losses {
+            0 => write!(f, "{}", self.events),
+            unknown => write!(f, "at least {}, plus {unknown} losses of unknown size", self.events),
+        }
+    }
+}
+
 impl Model {
     /// Builds the model from a trace's top buffer (or its first buffer when it has no
     /// top buffer), with the tables `detail` asks for. `progress` is called now and then
@@ -181,6 +204,15 @@ impl Model {
     /// One timeline per CPU, indexed by CPU number.
     pub fn cpus(&self) -> &[CpuTimeline] {
         &self.cpus
+    }
+
+    /// The events the kernel reported lost, over every CPU.
+    pub fn lost(&self) -> Lost {
+        // Saturating: a damaged page can claim u64::MAX lost events.
+        self.cpus.iter().fold(Lost::default(), |total, cpu| Lost {
+            events: total.events.saturating_add(cpu.lost_events()),
+            unknown_losses: total.unknown_losses.saturating_add(cpu.lost_unknown()),
+        })
     }
 
     pub fn cpu(&self, cpu: Cpu) -> Option<&CpuTimeline> {

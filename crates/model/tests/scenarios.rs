@@ -343,3 +343,15 @@ fn a_reused_pid_ends_the_old_tasks_wait() {
     assert_eq!(waits, [(Nanos(10), Nanos(40), WaitEnd::Lost), (Nanos(40), Nanos(100), WaitEnd::TraceEnd)]);
     assert_eq!(model.anomalies().get(Anomaly::PidReused), 1);
 }
+
+#[test]
+fn lost_events_add_up_over_cpus_without_overflowing_and_say_what_is_unknown() {
+    let mut scenario = Scenario::new(2, &[(1, "alpha")]);
+    let model = scenario.other(0, 0, 1).other(0, 1, 0).lost(0, 5).lost(1, 7).finish();
+    assert_eq!(model.lost(), Lost { events: 12, unknown_losses: 0 });
+    assert_eq!(model.lost().to_string(), "12");
+    let damaged = scenario.other(0, 0, 1).other(0, 1, 0).lost(0, u64::MAX).lost(1, u64::MAX).finish();
+    assert_eq!(damaged.lost().events, u64::MAX);
+    let unknown = Lost { events: 3, unknown_losses: 2 };
+    assert_eq!(unknown.to_string(), "at least 3, plus 2 losses of unknown size");
+}

@@ -57,7 +57,7 @@ fn meta(traces: &[ReportTrace], options: &crate::Options) -> Value {
         .map(|trace| {
             let model = &trace.model;
             let cpus = model.cpus().len();
-            let lost: u64 = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
+            let lost = model.lost();
             json!({
                 "name": trace.name,
                 "cpus": cpus,
@@ -65,7 +65,8 @@ fn meta(traces: &[ReportTrace], options: &crate::Options) -> Value {
                 "end": relative(model.end(), trace.origin) + 1,
                 "origin": trace.origin.0.to_string(),
                 "tasks": model.tasks().len(),
-                "lostEvents": lost,
+                "lostEvents": lost.events,
+                "lostUnknown": lost.unknown_losses,
                 "rowsByNumber": rows(&row_order(cpus, trace.topology.as_ref(), false)),
                 "rowsBySocket": trace.topology.as_ref().map(|t| rows(&row_order(cpus, Some(t), true))),
             })

@@ -177,8 +177,8 @@ fn write_descriptions(out: &mut String, traces: &[ReportTrace]) {
         let span = model.end().0.saturating_sub(model.start().0);
         lines.push(("span".into(), format!("{} s", seconds(span as i64))));
         lines.push(("tasks".into(), (model.tasks().len() - 1).to_string()));
-        let lost: u64 = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
-        if lost > 0 {
+        let lost = model.lost();
+        if lost.any() {
             lines.push(("lost events".into(), format!("{lost} (the CPUs' state after a loss is uncertain)")));
         }
         for (anomaly, count, _) in model.anomalies().iter() {

@@ -157,7 +157,9 @@ impl Profile {
         let workload = Workload::of(model, pid, all_tasks);
         let stats = stats::compute(model, workload.window, &workload.filter, Grouping::Command);
         let findings = read_check(model, &workload, topology);
-        let lost_events = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
+        // A loss of unknown size counts as one.
+        let lost = model.lost();
+        let lost_events = lost.events.saturating_add(lost.unknown_losses);
         Profile { workload, stats, findings, lost_events }
     }
 

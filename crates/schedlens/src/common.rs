@@ -100,13 +100,15 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
     for event in &report.unusable_events {
         eprintln!("schedlens: warning: {name}: {event} lacks fields the model needs; its events were skipped");
     }
-    // Saturating: a damaged page can claim u64::MAX lost events.
-    let lost = model.cpus().iter().map(|c| c.lost_events()).fold(0, u64::saturating_add);
-    let lost_unknown = model.cpus().iter().map(|c| c.lost_unknown()).fold(0, u64::saturating_add);
-    if lost > 0 || lost_unknown > 0 {
+    let lost = model.lost();
+    if lost.any() {
         eprintln!(
-            "schedlens: warning: {name}: the kernel lost {lost} events{}; the CPUs' state after each loss is uncertain until their next sched_switch",
-            if lost_unknown > 0 { format!(" (plus {lost_unknown} losses of unknown size)") } else { String::new() }
+            "schedlens: warning: {name}: the kernel lost {} events{}; the CPUs' state after each loss is uncertain until their next sched_switch",
+            lost.events,
+            match lost.unknown_losses {
+                0 => String::new(),
+                unknown => format!(" (plus {unknown} losses of unknown size)"),
+            }
         );
     }
     let mut damaged_events = false;

@@ -321,7 +321,7 @@ fn meta(app: &App) -> Value {
             let rows = |rows: &[figures::graph::RowSpec]| -> Vec<Value> {
                 rows.iter().map(|r| json!({"cpu": r.cpu.0, "socket": r.socket})).collect()
             };
-            let lost: u64 = model.cpus().iter().map(|c| c.lost_events() + c.lost_unknown()).sum();
+            let lost = model.lost();
             json!({
                 "name": shown.view.name,
                 "cpus": model.cpus().len(),
@@ -329,7 +329,8 @@ fn meta(app: &App) -> Value {
                 "end": shown.relative(model.end()) + 1,
                 "origin": shown.origin().0.to_string(),
                 "tasks": model.tasks().len(),
-                "lostEvents": lost,
+                "lostEvents": lost.events,
+                "lostUnknown": lost.unknown_losses,
                 "rowsByNumber": rows(&shown.rows_by_number),
                 "rowsBySocket": shown.rows_by_socket.as_deref().map(rows),
             })

@@ -64,7 +64,9 @@ export class TraceView {
     this.section = document.createElement('section');
     this.section.className = 'trace';
     this.section.dataset.trace = String(index);
-    const lost = meta.lostEvents ? ` · <span class="warn">${meta.lostEvents} events lost</span>` : '';
+    const lost = meta.lostEvents || meta.lostUnknown
+      ? ` · <span class="warn">${meta.lostUnknown ? 'at least ' : ''}${meta.lostEvents} events lost</span>`
+      : '';
     this.section.innerHTML = `<h2><span class="name">${escapeHtml(meta.name)}</span><span class="facts">${meta.cpus} CPUs · ${meta.tasks - 1} tasks${lost}</span><span class="status"></span></h2><div class="tracks"><canvas class="base"></canvas><canvas class="overlay"></canvas></div>`;
     container.appendChild(this.section);
     this.tracks = this.section.querySelector('.tracks');
