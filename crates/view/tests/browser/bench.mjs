@@ -1,31 +1,45 @@
-// The viewer's speed in headless Chromium (a measurement, not a test): run by
-// scripts/bench-view.sh, which starts `schedlens view` on a trace after this script has
-// started the browser, so the clock starts when the server answers (the model is built).
+// The viewer's speed in headless Chromium (a measurement, not a test), run by
+// scripts/bench-view.sh: starts the browser, then `schedlens view` on a trace, and
+// navigates the moment the server prints that it serves (the model is built, the first
+// view prepared) — the clock starts there.
 //
-// Reports: the first complete view (all tiles of the whole trace drawn) after the server
-// is ready; when the server's background work is done; then a fixed walk of zoom and pan steps (zoom in ×2 at a point, pan a quarter,
-// …, zoom out) — each step timed from the window change to the last needed tile drawn —
-// and the drawing time of every frame; the tile requests' times; the page's JS heap and
-// tile cache before and after the walk.
+// Reports: the first complete view (all tiles of the whole trace drawn) after that
+// moment; when the server's background work is done; then a fixed walk of zoom and pan
+// steps (zoom in ×2 at a point, pan a quarter, …, zoom out) — each step timed from the
+// window change to the last needed tile drawn — and the drawing time of every frame; the
+// tile requests' times; the page's JS heap and tile cache before and after the walk.
+//
+// The first view's end: the page sets `#app`'s data-complete to 1 at the end of the
+// frame that drew its last tile; an observer set up before the page's own scripts calls
+// a CDP binding at once. (--poll: ask every 25 ms instead, as this benchmark once did:
+// that adds 0-25 ms and a round trip.) The server's readiness is read from its output,
+// not polled: hundreds of fetches made this process's JIT compile in the background
+// while the page loaded, taking 60-120 ms of CPU from the browser on 2 cores.
 //
 // Drawing is reported twice: the JS of each frame, and the same with the canvas's own
 // rasterising (forced by reading one pixel back), which is what the user waits for.
 //
-//   node bench.mjs URL [--think MS] [--rounds N] [--json] [--loads] [--frames] [--profile] [--profile-load]
+//   node bench.mjs SCHEDLENS TRACE [--port N] [--think MS] [--rounds N] [--json] [--poll]
+//        [--first-only] [--loads] [--frames] [--profile] [--profile-load]
+//   --first-only: stop after the first view (no walk);
 //   --loads: every request of the first view (start → end after navigation);
 //   --frames: the parts of the slowest tenth of the frames (render's laps, the rest of the
 //   JS as "other", the forced rasterising as "raster");
 //   --profile / --profile-load: the page's JS self time per function during the walk /
 //   until the first complete view.
 
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Browser } from './cdp.mjs';
 
 const args = process.argv.slice(2);
-const url = args[0];
+const [bin, trace] = args;
 const option = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
+const port = option('--port', 8990);
+const url = `http://127.0.0.1:${port}/`;
 const think = option('--think', 250);
 const rounds = option('--rounds', 3);
 
@@ -36,6 +50,39 @@ const quantile = (values, q) => {
 };
 const summary = (values) => ({ n: values.length, p50: quantile(values, 0.5), p95: quantile(values, 0.95), max: Math.max(...values) });
 const ms = (v) => `${v.toFixed(1)} ms`;
+
+/** A process's resident memory. */
+const rss = (pid) => {
+  const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return kb ? `${Math.round(kb[1] / 1024)} MB` : '?';
+};
+
+/** Starts `schedlens view` on the trace; resolves when it prints that it serves. */
+function startServer() {
+  const server = spawn(bin, ['view', '--no-open', '--port', String(port), trace], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const ready = new Promise((resolve, reject) => {
+    const read = (chunk) => {
+      const before = output;
+      output += chunk;
+      if (!before.includes('serving') && output.includes('serving')) resolve(performance.now());
+    };
+    server.stdout.setEncoding('utf8').on('data', read);
+    server.stderr.setEncoding('utf8').on('data', read);
+    server.on('exit', (code) => reject(new Error(`schedlens view exited (${code}) before serving:\n${output}`)));
+  });
+  return { server, ready };
+}
+
+/** Stops the server (Ctrl-C), killing it if it does not end in 5 s. */
+async function stopServer(server) {
+  if (server.exitCode !== null) return;
+  const ended = new Promise((resolve) => server.on('exit', resolve));
+  server.kill('SIGINT');
+  const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
+  await ended;
+  clearTimeout(timer);
+}
 
 async function startProfile(page) {
   await page.send('Profiler.enable');
@@ -59,34 +106,79 @@ async function printProfile(page, title) {
 }
 
 const browser = await Browser.launch();
+let server;
 try {
   const page = await browser.newPage({ width: 1600, height: 1000 });
   await page.send('Performance.enable');
-  // Wait for the server: it listens once the model is built.
-  let ready;
-  for (;;) {
-    try {
-      const response = await fetch(new URL('/api/meta', url));
-      if (response.ok) {
-        ready = performance.now();
-        break;
-      }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
   // --profile-load: the page's JS CPU profile of the first view, self time per function.
   const profilingLoad = args.includes('--profile-load');
   if (profilingLoad) await startProfile(page);
+  // The page says when its first view is complete: `#app`'s data-complete turns 1 at the
+  // end of the frame that drew the last tile. --poll asks for it every 25 ms instead
+  // (the older method: adds 0-25 ms and a round trip); otherwise an observer set up
+  // before the page's own scripts calls a binding at once (a message to this process).
+  const polling = args.includes('--poll');
+  let signalled;
+  if (!polling) {
+    await page.send('Runtime.addBinding', { name: 'schedlensBenchComplete' });
+    signalled = new Promise((resolve) => {
+      const listener = (message) => {
+        if (message.method === 'Runtime.bindingCalled' && message.params.name === 'schedlensBenchComplete') {
+          browser.listeners.delete(listener);
+          resolve(performance.now());
+        }
+      };
+      browser.listeners.add(listener);
+    });
+    await page.send('Page.addScriptToEvaluateOnNewDocument', {
+      source: `new MutationObserver((records, observer) => {
+        const app = document.querySelector('#app');
+        if (app && app.dataset.complete === '1') {
+          observer.disconnect();
+          schedlensBenchComplete('');
+        }
+      }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-complete'] });`,
+    });
+  }
+  // The browser is up: start the server and navigate as soon as it serves.
+  const began = performance.now();
+  const started = startServer();
+  server = started.server;
+  const ready = await started.ready;
+  console.log(`model built, serving after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
+  const navigated = performance.now();
   await page.send('Page.navigate', { url });
-  await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000);
-  const firstView = performance.now() - ready;
+  const completeAt = polling
+    ? (await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000), performance.now())
+    : await Promise.race([signalled, new Promise((_, reject) => setTimeout(() => reject(new Error('no complete view in 120 s')), 120000).unref())]);
+  const firstView = completeAt - ready;
+  const fromNavigation = completeAt - navigated;
   if (profilingLoad) await printProfile(page, 'JS self time until the first complete view:');
   const inPage = await page.evaluate('window.schedlens.firstCompleteAt');
   const timelineInPage = await page.evaluate('window.schedlens.firstTimelineAt');
   // Where the first view's time went: each resource's request and answer after navigation start.
   const loads = await page.evaluate(`performance.getEntriesByType('resource').map((e) => [e.name.replace(location.origin, ''), e.startTime, e.responseEnd])`);
+  const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
+  console.log(`trace: ${meta}`);
+  const method = polling ? 'polled every 25 ms' : 'signalled by the page';
+  console.log(`first complete view (${method}): ${ms(firstView)} after the server said it serves, ${ms(fromNavigation)} after the navigation was sent (${ms(inPage)} after the page's navigation start)`);
+  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server said it serves`);
+  if (args.includes('--loads')) {
+    for (const [name, start, end] of loads) console.log(`    ${start.toFixed(0).padStart(5)} → ${end.toFixed(0).padStart(5)} ms  ${name.slice(0, 110)}`);
+  }
+  if (args.includes('--json')) console.log(JSON.stringify({ method: polling ? 'poll' : 'signal', firstView, fromNavigation, inPage }));
+  // --first-only: no walk.
+  if (!args.includes('--first-only')) {
+    await walkAndReport(page, ready);
+    console.log(`server RSS after the walk: ${rss(server.pid)}`);
+  }
+} finally {
+  await browser.close();
+  if (server) await stopServer(server);
+}
+
+/** The walk after the first view, and what it measured. */
+async function walkAndReport(page, ready) {
   const heap = async () => {
     const { metrics } = await page.send('Performance.getMetrics');
     const get = (name) => metrics.find((m) => m.name === name).value;
@@ -190,14 +282,7 @@ try {
   const flushedDraws = walk.steps.flatMap((s) => s.flushed);
   const byKind = {};
   for (const s of walk.steps) (byKind[s.kind] ||= []).push(s.ms);
-  const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
-  console.log(`trace: ${meta}`);
-  console.log(`first complete view: ${ms(firstView)} after the server was ready (${ms(inPage)} after navigation start)`);
-  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server was ready`);
-  if (args.includes('--loads')) {
-    for (const [name, start, end] of loads) console.log(`    ${start.toFixed(0).padStart(5)} → ${end.toFixed(0).padStart(5)} ms  ${name.slice(0, 110)}`);
-  }
-  console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server was ready`);
+  console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server said it serves`);
   const s = summary(stepMs);
   console.log(`zoom/pan steps (think time ${think} ms): n=${s.n} p50 ${ms(s.p50)} p95 ${ms(s.p95)} max ${ms(s.max)}`);
   for (const [kind, values] of Object.entries(byKind)) {
@@ -223,7 +308,5 @@ try {
   const t = summary(walk.tiles);
   console.log(`tile requests: n=${t.n} p50 ${ms(t.p50)} p95 ${ms(t.p95)} max ${ms(t.max)}`);
   console.log(`page memory: JS heap ${before.heapMB.toFixed(1)} MB -> ${after.heapMB.toFixed(1)} MB; tile cache ${before.tilesMB.toFixed(1)} MB -> ${after.tilesMB.toFixed(1)} MB`);
-  if (args.includes('--json')) console.log(JSON.stringify({ firstView, inPage, steps: s, draws: d, rasterised: f, tiles: t, before, after }));
-} finally {
-  await browser.close();
+  if (args.includes('--json')) console.log(JSON.stringify({ steps: s, draws: d, rasterised: f, tiles: t, before, after }));
 }

@@ -32,7 +32,6 @@ export class App {
         // A prefetched tile changes nothing on screen once the view's own tiles are all
         // there; until then any tile may stand in for a missing one.
         if (this.currentKeys.has(key) || !this.currentDone()) this.requestRender();
-        if (this.currentDone()) this.prefetch();
       },
     });
     this.current = [];
@@ -134,7 +133,6 @@ export class App {
     this.currentKeys = new Set(this.current.map((w) => w.key));
     this.prefetched = false;
     this.store.want(this.current);
-    if (this.currentDone()) this.prefetch();
   }
 
   interleave(wishesOf) {
@@ -149,9 +147,13 @@ export class App {
     return this.current.every((w) => this.store.has(w.key) || this.store.failed.has(w.key));
   }
 
-  /** Once the view is drawn: the tiles of the next zoom in and of a pan either way. */
+  /**
+   * Once the view is drawn: the tiles of the next zoom in and of a pan either way. Asked
+   * for after the frame that completes the view (not as its last tile comes), so the
+   * server computes them while the page is idle rather than while it paints.
+   */
   prefetch() {
-    if (this.prefetched) return;
+    if (this.prefetched || !this.currentDone()) return;
     this.prefetched = true;
     const scale = this.scale();
     const next = [
@@ -324,6 +326,7 @@ export class App {
     this.stats.drawMs.push(ms);
     if (this.stats.drawMs.length > 1000) this.stats.drawMs.shift();
     this.updateStatus();
+    if (this.currentDone() && !this.prefetched) setTimeout(() => this.prefetch());
   }
 
   renderOverlays() {
