@@ -2,8 +2,8 @@
 //! the model, `stats` by command and by task, the running/waiting sweep and per-CPU
 //! runqueue lengths, `graph`'s timeline and figure (and the check that its levels from
 //! one placement of the runs equal its levels one window at a time), the running/waiting
-//! figure, `check` and its migration heat map, and SVG output of the figures. The fuzzer calls it on
-//! every input; the tests call it on every seed, corpus entry and reproducer.
+//! figure, `check` and its migration heat map, and SVG output of the figures. The fuzzer
+//! calls it on every input; the tests call it on every seed, corpus entry and reproducer.
 
 use crate::script::{Script, View};
 use analysis::check::{CheckRequest, check};

@@ -127,7 +127,7 @@ pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
             coloring: request.coloring,
         };
         for row in timeline::rows(model, &timeline) {
-            put_spans(&mut out, &row.spans, 0);
+            put_spans(&mut out, row.spans.into_iter(), 0);
         }
     }
     let place = request.place;
@@ -217,14 +217,11 @@ fn cut_tile(rows: &[Row], columns: u32, n: u32, layers: Layers) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
     put_header(&mut out, columns, rows.len(), layers);
     for row in rows {
-        // Spans are in column order: the tile's start at a binary search, not a scan.
+        // Spans are in column order: the tile's ends by binary search, not a scan.
         let inside = &row.spans[row.spans.partition_point(|span| span.x1 <= from)..];
-        let spans: Vec<Span> = inside
-            .iter()
-            .take_while(|span| span.x0 < to)
-            .map(|span| Span { x0: span.x0.max(from), x1: span.x1.min(to), color: span.color })
-            .collect();
-        put_spans(&mut out, &spans, from);
+        let inside = &inside[..inside.partition_point(|span| span.x0 < to)];
+        let clipped = inside.iter().map(|span| Span { x0: span.x0.max(from), x1: span.x1.min(to), color: span.color });
+        put_spans(&mut out, clipped, from);
     }
     out
 }
@@ -266,7 +263,7 @@ fn put_header(out: &mut Vec<u8>, columns: u32, rows: usize, layers: Layers) {
 }
 
 /// One timeline row, its columns counted from `from`.
-fn put_spans(out: &mut Vec<u8>, spans: &[Span], from: u32) {
+fn put_spans(out: &mut Vec<u8>, spans: impl ExactSizeIterator<Item = Span>, from: u32) {
     put_u32(out, spans.len() as u32);
     for span in spans {
         put_u16(out, (span.x0 - from) as u16);

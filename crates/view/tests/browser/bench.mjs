@@ -145,7 +145,7 @@ try {
   const started = startServer();
   server = started.server;
   const ready = await started.ready;
-  console.log(`model built, serving after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
+  console.log(`serving (model built, first view prepared) after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
   const navigated = performance.now();
   await page.send('Page.navigate', { url });
   const completeAt = polling
