@@ -257,8 +257,9 @@ impl PartSweep {
         let until = end.saturating_sub(self.window_start).0;
         while from < until {
             let index = (from / self.bin_ns) as usize;
-            let to = until.min((index as u64 + 1) * self.bin_ns);
-            if let Some(bin) = self.bins.get_mut(index - self.first_bin) {
+            // Saturating: a bin at the end of time would end past u64::MAX.
+            let to = until.min((from - from % self.bin_ns).saturating_add(self.bin_ns));
+            if let Some(bin) = index.checked_sub(self.first_bin).and_then(|i| self.bins.get_mut(i)) {
                 bin.overloaded += to - from;
                 bin.most = bin.most.max(runnable);
             }
