@@ -391,24 +391,30 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
 }
 
 /// Sorts `changes` by time, keeping their order where times are equal (the sources hand
-/// them out CPU by CPU, so that order is by CPU): a radix sort on the time since `base`,
-/// 12 bits a pass (a block of 2^24 ns, 16.8 ms, takes two) and only as many passes as
-/// the latest time needs; a block whose times
-/// spread beyond 32 bits (a sparse stretch of seconds) is merged by comparisons instead.
+/// them out CPU by CPU, so that order is by CPU): a radix sort on the time since `base`
+/// in as few passes as the latest time needs — digits of up to 12 bits (a block of 2^24
+/// ns, 16.8 ms, takes two passes), or two passes of up to 16 bits for a block of up to
+/// 2^32 ns (a longer third pass costs more than larger counting tables). A block whose
+/// times spread beyond 32 bits (a sparse stretch of seconds) is merged by comparisons.
 fn sort_by_time(changes: &mut Vec<Change>, scratch: &mut Vec<Change>, base: Nanos) {
-    const BITS: u32 = 12;
-    const DIGITS: usize = 1 << BITS;
     let latest = changes.iter().map(|change| change.time.0 - base.0).max().unwrap_or(0);
     let Ok(latest) = u32::try_from(latest) else {
         changes.sort_by_key(|change| change.time);
         return;
     };
     let offset = |change: &Change| (change.time.0 - base.0) as u32;
-    let passes = (u32::BITS - latest.leading_zeros()).div_ceil(BITS);
+    let bits = u32::BITS - latest.leading_zeros();
+    let passes = if bits > 24 { 2 } else { bits.div_ceil(12) };
+    if passes == 0 {
+        return; // All at `base`.
+    }
+    let digit_bits = bits.div_ceil(passes);
+    let mask = (1usize << digit_bits) - 1;
+    let mut next = vec![0u32; mask + 1];
     for pass in 0..passes {
-        let shift = pass * BITS;
-        let digit = |change: &Change| (offset(change) >> shift) as usize & (DIGITS - 1);
-        let mut next = [0u32; DIGITS];
+        let shift = pass * digit_bits;
+        let digit = |change: &Change| (offset(change) >> shift) as usize & mask;
+        next.fill(0);
         for change in changes.iter() {
             next[digit(change)] += 1;
         }

@@ -58,21 +58,43 @@ struct ColumnMap {
     start: Nanos,
     scale: ColumnScale,
     count: usize,
+    /// `log2` of the column width when that is a whole power of two of ns and the window
+    /// is shorter than 2^53 ns (where the positions as `f64` are exact): the indices then
+    /// come from shifts, with the same result.
+    shift: Option<u32>,
 }
 
 impl ColumnMap {
     fn new(window: Window, columns: u32) -> ColumnMap {
         let count = columns.max(1) as usize;
-        ColumnMap { start: window.start, scale: ColumnScale::new(window.len().0.max(1) as f64 / count as f64), count }
+        let len = window.len().0;
+        let width = len / count as u64;
+        let exact = len < 1 << 53 && width.is_power_of_two() && width * count as u64 == len;
+        ColumnMap {
+            start: window.start,
+            scale: ColumnScale::new(len.max(1) as f64 / count as f64),
+            count,
+            shift: exact.then(|| width.trailing_zeros()),
+        }
     }
 
-    /// The columns `[start, end)` touches, each with the share of it covered; always
-    /// below `count`, whatever the times (clamped), so callers index with them.
+    /// The columns `[start, end)` touches; always below `count`, whatever the times
+    /// (clamped), so callers index with them.
+    #[inline]
+    fn indices(&self, start: Nanos, end: Nanos) -> std::ops::RangeInclusive<usize> {
+        let (from, to) = (start.0.saturating_sub(self.start.0), end.0.saturating_sub(self.start.0));
+        let (first, after) = match self.shift {
+            Some(shift) => ((from >> shift) as usize, to.div_ceil(1 << shift) as usize),
+            None => (floor_index(self.scale.columns(to_f64(from))), ceil_index(self.scale.columns(to_f64(to)))),
+        };
+        first.min(self.count - 1)..=(after.max(1) - 1).min(self.count - 1)
+    }
+
+    /// The columns `[start, end)` touches, each with the share of it covered.
     fn covered(&self, start: Nanos, end: Nanos) -> impl Iterator<Item = (usize, f64)> + '_ {
         let x0 = self.scale.columns(to_f64(start.0.saturating_sub(self.start.0)));
         let x1 = self.scale.columns(to_f64(end.0.saturating_sub(self.start.0)));
-        let (first, last) = (floor_index(x0), (ceil_index(x1).max(1) - 1).min(self.count - 1));
-        (first.min(self.count - 1)..=last).map(move |c| {
+        self.indices(start, end).map(move |c| {
             let left = to_f64(c as u64);
             (c, x1.min(left + 1.0) - x0.max(left))
         })
@@ -190,7 +212,7 @@ struct QueuePart<'m> {
 
 impl<'m> QueuePart<'m> {
     fn new(map: &'m ColumnMap, part: Window, row_of: &'m [Option<usize>], rows: usize) -> Self {
-        let touched: Vec<usize> = map.covered(part.start, part.end).map(|(index, _)| index).collect();
+        let touched: Vec<usize> = map.indices(part.start, part.end).collect();
         let first = touched.first().copied().unwrap_or(0);
         let width = touched.last().map_or(0, |last| last + 1 - first);
         QueuePart { map, part, row_of, first, cells: vec![0; width * rows], since: vec![(part.start, 0); rows] }
@@ -207,7 +229,7 @@ impl<'m> QueuePart<'m> {
         let (since, before) = self.since[row];
         if time > since {
             let rows = self.since.len();
-            for (index, _) in self.map.covered(since, time) {
+            for index in self.map.indices(since, time) {
                 let cell = &mut self.cells[(index - self.first) * rows + row];
                 *cell = (*cell).max(before);
             }
@@ -281,7 +303,7 @@ pub fn queue_length_columns(model: &Model, cpu: Cpu, window: Window, columns: u3
     let map = ColumnMap::new(window, columns);
     let mut out = vec![0u32; map.count];
     cpu_queue_length(model, cpu, window, filter, |start, end, length| {
-        for (index, _) in map.covered(start, end) {
+        for index in map.indices(start, end) {
             out[index] = out[index].max(length);
         }
     });

@@ -5,7 +5,6 @@
 use crate::Outcome;
 use crate::common::WindowArgs;
 use crate::figure::load_runs;
-use crate::progress::Progress;
 use crate::topology::TopologyArgs;
 use anyhow::{Context, Result};
 use model::Detail;
@@ -46,10 +45,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         traces.push(ViewTrace { name, trace: run.loaded.trace, model: run.loaded.model, topology, origin: run.origin });
     }
     let initial = Initial { window, forked: args.window.forked, socket_order: args.topology.socket_order };
-    let mut viewer = Viewer::bind(traces, initial, args.window.filter(), args.port).context("schedlens view")?;
-    let progress = Progress::steps(1, "preparing the first view");
-    viewer.prepare_first_view();
-    drop(progress);
+    let viewer = Viewer::bind(traces, initial, args.window.filter(), args.port).context("schedlens view")?;
     let url = viewer.url().to_string();
     println!("schedlens view: serving {url} (Ctrl-C to stop)");
     let stop = Arc::new(AtomicBool::new(false));

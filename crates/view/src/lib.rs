@@ -68,26 +68,20 @@ impl Viewer {
         Ok(Viewer { listener, app: Arc::new(App::new(traces, initial)), url: format!("http://{address}/") })
     }
 
-    /// Computes what every first view needs before the server says it serves: each
-    /// trace's running/waiting and runqueue base (the tracks under the timelines).
-    pub fn prepare_first_view(&mut self) {
-        let app = Arc::get_mut(&mut self.app).expect("the viewer is not serving yet");
-        server::prepare_first_view(app);
-    }
-
     /// The page's address, e.g. `http://127.0.0.1:8950/`.
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// Serves until `stop` is set (e.g. by Ctrl-C). Incidents, markers and the per-task
-    /// index are computed on a background thread once the first view has been served; it
-    /// is left behind (not waited for) when serving stops.
+    /// Serves until `stop` is set (e.g. by Ctrl-C). What the first view needs is computed
+    /// on a background thread while the browser loads the page (the page's tiles wait for
+    /// it); incidents, markers and the per-task index follow once the first view has been
+    /// served. The thread is left behind (not waited for) when serving stops.
     pub fn run(&self, stop: Arc<AtomicBool>) {
         let (app, background_stop) = (self.app.clone(), stop.clone());
         std::thread::Builder::new()
             .name("view-prepare".into())
-            .spawn(move || server::prepare_when_idle(&app, &background_stop))
+            .spawn(move || server::prepare(&app, &background_stop))
             .expect("a thread can be started");
         server::serve(&self.listener, &self.app, &stop);
     }

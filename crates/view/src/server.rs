@@ -35,8 +35,8 @@ use model::{Cpu, Nanos, TaskId};
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Bytes of computed tiles kept.
@@ -50,6 +50,9 @@ pub struct App {
     pub initial: Initial,
     cache: Cache,
     activity: Activity,
+    /// Opens once the whole traces' timeline tiles of a first view are cached: until
+    /// then, the page's timeline tiles wait instead of computing them a second time.
+    first_timelines: Latch,
     /// The background work is done.
     prepared: AtomicBool,
 }
@@ -61,14 +64,42 @@ impl App {
             initial,
             cache: Cache::new(CACHE_BYTES),
             activity: Activity::new(),
+            first_timelines: Latch::default(),
             prepared: AtomicBool::new(false),
         }
     }
 }
 
-/// When tiles were last computed, so background work waits for the first view.
+/// A gate that opens once and stays open.
+#[derive(Default)]
+struct Latch {
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Latch {
+    fn wait(&self) {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        drop(self.opened.wait_while(open, |open| !*open).unwrap_or_else(|e| e.into_inner()));
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.opened.notify_all();
+    }
+}
+
+/// Opens its latch when dropped, also when the work before it panicked.
+struct OpenOnDrop<'l>(&'l Latch);
+
+impl Drop for OpenOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+/// When the page's tiles were last computed, so background work waits for the first view.
 struct Activity {
-    started: Instant,
     /// Tiles being computed for the page now.
     in_flight: AtomicUsize,
     last_done: Mutex<Option<Instant>>,
@@ -76,20 +107,14 @@ struct Activity {
 
 impl Activity {
     fn new() -> Activity {
-        Activity { started: Instant::now(), in_flight: AtomicUsize::new(0), last_done: Mutex::new(None) }
+        Activity { in_flight: AtomicUsize::new(0), last_done: Mutex::new(None) }
     }
 
-    /// Quiet after a first view, or a while after starting in any case.
-    fn quiet(&self) -> bool {
+    /// Quiet after a first view, or a while after `since` in any case.
+    fn quiet(&self, since: Instant) -> bool {
         let last = *self.last_done.lock().unwrap_or_else(|e| e.into_inner());
         let after_first_view = last.is_some_and(|t| t.elapsed() >= Duration::from_millis(300));
-        self.started.elapsed() >= Duration::from_secs(3)
-            || (after_first_view && self.in_flight.load(Ordering::Relaxed) == 0)
-    }
-
-    /// Starts the clock again: what was computed before serving is not a first view.
-    fn restart(&mut self) {
-        *self = Activity::new();
+        since.elapsed() >= Duration::from_secs(3) || (after_first_view && self.in_flight.load(Ordering::Relaxed) == 0)
     }
 
     fn tile<T>(&self, compute: impl FnOnce() -> T) -> T {
@@ -102,41 +127,39 @@ impl Activity {
 }
 
 /// Plot widths (device pixels) a first view is expected at, narrowest and widest: the
-/// whole trace's tiles for these widths are computed before the server says it serves.
+/// whole trace's tiles for these widths are computed while the page loads.
 const FIRST_VIEW_WIDTHS: (i64, i64) = (640, 4096);
 
-/// Computes what every first view needs, so the page's first requests find their answers
-/// cached: each trace's running/waiting and runqueue base, and the whole trace's tiles
-/// (timeline in the default colouring, running/waiting and runqueue) at the levels a
-/// first view asks for. The base sweep and the timelines run side by side.
-pub fn prepare_first_view(app: &mut App) {
+/// Computes what every first view needs while the browser loads the page, so its first
+/// requests find their answers ready: each trace's running/waiting and runqueue base,
+/// and the whole trace's tiles (timeline in the default colouring, running/waiting and
+/// runqueue) at the levels a first view asks for. The base sweep and the timelines run
+/// side by side; the page's timeline tiles wait for the latter, its track tiles for the
+/// base (a once-cell).
+fn prepare_first_view(app: &App, stop: &AtomicBool) {
     let levels = first_view_levels(app);
-    let timeline = Layers { timeline: true, ..Layers::default() };
-    let tracks = Layers { running_waiting: true, runqueue: true, ..Layers::default() };
-    let never = AtomicBool::new(false);
-    let shared: &App = app;
     let tiles_of = |layers: Layers| {
-        for trace in 0..shared.traces.len() {
+        for trace in 0..app.traces.len() {
             for level in levels.clone().rev() {
-                whole_trace_tiles(shared, trace, level, layers, &never);
+                whole_trace_tiles(app, trace, level, layers, stop);
             }
         }
     };
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            for shown in &shared.traces {
+            for shown in &app.traces {
                 shown.pyramid(&shown.filter);
             }
         });
-        for trace in 0..shared.traces.len() {
-            whole_trace_timelines(shared, trace, levels.clone());
+        let opens = OpenOnDrop(&app.first_timelines);
+        for trace in 0..app.traces.len() {
+            whole_trace_timelines(app, trace, levels.clone());
         }
+        drop(opens);
         // Tiles that could not come from one placement (times from 2^53 ns on), one by one.
-        tiles_of(timeline);
+        tiles_of(Layers { timeline: true, ..Layers::default() });
     });
-    tiles_of(tracks);
-    // What was computed before serving is no page's first view.
-    app.activity.restart();
+    tiles_of(Layers { running_waiting: true, runqueue: true, ..Layers::default() });
 }
 
 /// The levels the page asks for when it shows every trace whole at a plot width within
@@ -152,16 +175,13 @@ fn first_view_levels(app: &App) -> std::ops::RangeInclusive<u32> {
     level(FIRST_VIEW_WIDTHS.1)..=level(FIRST_VIEW_WIDTHS.0)
 }
 
-/// Computes every trace's running/waiting base at once, then — once the first view has
-/// been served (they would slow it down on a small machine) — the coarse timeline tiles,
-/// the markers, the task index and the incidents, until done or stopped.
-pub fn prepare_when_idle(app: &App, stop: &AtomicBool) {
-    // The first view needs the running/waiting base columns: built at once (already
-    // there when `prepare_first_view` ran).
-    for shown in &app.traces {
-        shown.pyramid(&shown.filter);
-    }
-    while !app.activity.quiet() {
+/// Computes what the first view needs at once, then — once the first view has been
+/// served (they would slow it down on a small machine) — the coarse timeline tiles, the
+/// markers, the task index and the incidents, until done or stopped.
+pub fn prepare(app: &App, stop: &AtomicBool) {
+    prepare_first_view(app, stop);
+    let prepared = Instant::now();
+    while !app.activity.quiet(prepared) {
         if stop.load(Ordering::Relaxed) {
             return;
         }
@@ -440,7 +460,8 @@ impl TileSpec {
 }
 
 fn tile_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
-    let body = cached_tile(app, &TileSpec::parse(app, query)?)?;
+    let spec = TileSpec::parse(app, query)?;
+    let body = app.activity.tile(|| requested_tile(app, &spec))?;
     Ok(Reply::Bytes { content_type: "application/octet-stream", body, attachment: None })
 }
 
@@ -463,10 +484,16 @@ fn tiles_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let mut body = Vec::with_capacity(1024 * list.len());
     body.extend_from_slice(b"SLTB");
     body.extend_from_slice(&(list.len() as u32).to_le_bytes());
-    for tile_query in list {
-        let tile = Query::parse(&format!("/api/tile?{tile_query}"))
-            .and_then(|query| TileSpec::parse(app, &query))
-            .and_then(|spec| cached_tile(app, &spec));
+    let tiles: Vec<_> = app.activity.tile(|| {
+        list.iter()
+            .map(|tile_query| {
+                Query::parse(&format!("/api/tile?{tile_query}"))
+                    .and_then(|query| TileSpec::parse(app, &query))
+                    .and_then(|spec| requested_tile(app, &spec))
+            })
+            .collect()
+    });
+    for tile in tiles {
         let (status, bytes) = match &tile {
             Ok(bytes) => (200u32, bytes.as_slice()),
             Err(error) => (400, error.0.as_bytes()),
@@ -476,6 +503,14 @@ fn tiles_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
         body.extend_from_slice(bytes);
     }
     Ok(Reply::Bytes { content_type: "application/octet-stream", body: Arc::new(body), attachment: None })
+}
+
+/// A tile the page asked for: timeline tiles wait until the first view's are prepared.
+fn requested_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
+    if spec.layers.timeline {
+        app.first_timelines.wait();
+    }
+    cached_tile(app, spec)
 }
 
 /// The tile from the cache, or computed and cached.
@@ -502,7 +537,7 @@ fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
         highlight: &highlight,
         pyramid,
     };
-    let body = Arc::new(app.activity.tile(|| tile(model, &request)));
+    let body = Arc::new(tile(model, &request));
     app.cache.put(key, body.clone());
     Ok(body)
 }

@@ -45,8 +45,7 @@ fn start(names: &[&str]) -> Running {
             ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
         })
         .collect();
-    let mut viewer = Viewer::bind(traces, Initial::default(), TaskFilter::default(), Some(0)).unwrap();
-    viewer.prepare_first_view();
+    let viewer = Viewer::bind(traces, Initial::default(), TaskFilter::default(), Some(0)).unwrap();
     let address: SocketAddr = viewer.url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();

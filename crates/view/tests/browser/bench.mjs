@@ -1,7 +1,8 @@
 // The viewer's speed in headless Chromium (a measurement, not a test), run by
-// scripts/bench-view.sh: starts the browser, then `schedlens view` on a trace, and
-// navigates the moment the server prints that it serves (the model is built, the first
-// view prepared) — the clock starts there.
+// scripts/bench-view.sh: starts the browser, waits until it has settled after its start,
+// then starts `schedlens view` on a trace, and navigates the moment the server prints
+// that it serves (the model is built; the first view is prepared meanwhile) — the clock
+// starts there.
 //
 // Reports: the first complete view (all tiles of the whole trace drawn) after that
 // moment; when the server's background work is done; then a fixed walk of zoom and pan
@@ -29,7 +30,7 @@
 //   until the first complete view.
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Browser } from './cdp.mjs';
 
 const args = process.argv.slice(2);
@@ -56,6 +57,50 @@ const rss = (pid) => {
   const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return kb ? `${Math.round(kb[1] / 1024)} MB` : '?';
 };
+
+/** CPU time (ms) used so far by a process and its descendants still running. */
+function treeCpuMs(root) {
+  const children = new Map();
+  const cpu = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // Fields after the command (which may hold spaces): state, ppid, ... utime (14), stime (15).
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(fields[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(name));
+      cpu.set(Number(name), ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  let total = 0;
+  const todo = [root];
+  while (todo.length) {
+    const pid = todo.pop();
+    total += cpu.get(pid) || 0;
+    todo.push(...(children.get(pid) || []));
+  }
+  return total;
+}
+
+/** Waits until the browser has settled after its start (under 2% of a core over half a
+ *  second; 15 s at most), as a browser the user already has open would be: a fresh
+ *  Chromium keeps up to a core and a half busy for seconds, taking it from the server
+ *  and the page being measured. Returns how long that took. */
+async function browserSettled(pid) {
+  const began = performance.now();
+  let before = treeCpuMs(pid);
+  while (performance.now() - began < 15000) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = treeCpuMs(pid);
+    if (now - before < 10) break;
+    before = now;
+  }
+  return performance.now() - began;
+}
 
 /** Starts `schedlens view` on the trace; resolves when it prints that it serves. */
 function startServer() {
@@ -140,12 +185,13 @@ try {
       }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-complete'] });`,
     });
   }
-  // The browser is up: start the server and navigate as soon as it serves.
+  // The browser is up and settled: start the server and navigate as soon as it serves.
+  console.log(`browser settled after its start in ${ms(await browserSettled(browser.child.pid))}`);
   const began = performance.now();
   const started = startServer();
   server = started.server;
   const ready = await started.ready;
-  console.log(`serving (model built, first view prepared) after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
+  console.log(`serving (model built) after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
   const navigated = performance.now();
   await page.send('Page.navigate', { url });
   const completeAt = polling
