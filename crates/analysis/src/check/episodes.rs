@@ -600,7 +600,8 @@ fn pinning(
 
 /// An episode is pinned when most of its lost time is pinned tasks'.
 fn episode_pinning(parts: &[Part], lost: u64) -> Pinning {
-    let share = |at_least: Pinning| parts.iter().filter(|p| p.pinning >= at_least).map(|p| p.lost).sum::<u64>();
+    let share =
+        |at_least: Pinning| parts.iter().filter(|p| p.pinning >= at_least).map(|p| p.lost).fold(0, u64::saturating_add);
     if share(Pinning::Recorded).saturating_mul(2) >= lost.max(1) {
         Pinning::Recorded
     } else if share(Pinning::Possibly).saturating_mul(2) >= lost.max(1) {

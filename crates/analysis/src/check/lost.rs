@@ -122,7 +122,7 @@ fn stitch(mut raw: Vec<RawPiece>) -> Vec<LostPiece> {
                 if last.cpu == piece.cpu && last.unfinished && piece.continued && last.closed == piece.opened =>
             {
                 last.closed = piece.closed;
-                last.lost += piece.lost;
+                last.lost = last.lost.saturating_add(piece.lost);
                 last.first = last.first.or(piece.first);
                 last.last = piece.last.or(last.last);
                 last.unfinished = piece.unfinished;
@@ -213,7 +213,9 @@ impl PartSweep {
     fn charge(&mut self, cpu: usize) {
         let now = &mut self.cpus[cpu];
         if let Some(open) = now.open.as_mut() {
-            open.lost += u64::from(now.waiting_behind) * (self.per_task - open.charged_at);
+            // Saturating: tasks × ns passes u64 for stretches near the end of time.
+            let lost = u64::from(now.waiting_behind).saturating_mul(self.per_task - open.charged_at);
+            open.lost = open.lost.saturating_add(lost);
             open.charged_at = self.per_task;
         }
     }
