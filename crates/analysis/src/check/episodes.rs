@@ -283,7 +283,7 @@ fn attribute(
 /// work-conservation.
 fn main_kind(mix: &CauseMix) -> Kind {
     let candidates = [
-        (mix.get(Cause::WorkConservation) + mix.get(Cause::Pinned), Kind::WorkConservation),
+        (mix.get(Cause::WorkConservation).saturating_add(mix.get(Cause::Pinned)), Kind::WorkConservation),
         (mix.get(Cause::WakeupPlacement), Kind::WakeupPlacement),
         (mix.get(Cause::KthreadPreemption), Kind::KthreadPreemption),
     ];
