@@ -54,6 +54,19 @@ pub fn trace_cmd_program() -> String {
     }
 }
 
+/// A command running the trace-cmd program in the C locale.
+///
+/// The locale is pinned because trace-cmd's output on some files depends on it: trace-cmd
+/// 3.1.6 parses an empty TRACECLOCK option (written by trace-cmd 2.x) from a `malloc(0)`
+/// buffer it never fills. What that buffer holds depends on what was freed before, which
+/// differs with the locale's files: under `LC_ALL=en_US.UTF-8` it printed raw tick counts
+/// instead of seconds for `foreign/qemu-i686-function.dat`, whose clock is `local`.
+pub fn trace_cmd_command() -> Command {
+    let mut command = Command::new(trace_cmd_program());
+    command.env("LC_ALL", "C");
+    command
+}
+
 /// Runs `trace-cmd report -R -t PATH` and returns its standard output.
 ///
 /// Invalid UTF-8 (possible in comms) is replaced with U+FFFD.
@@ -67,7 +80,7 @@ pub fn run_report(path: impl AsRef<Path>) -> Result<String, Error> {
 pub fn report_bytes(path: impl AsRef<Path>, raw: bool) -> Result<Vec<u8>, Error> {
     let program = trace_cmd_program();
     let path = path.as_ref();
-    let mut command = Command::new(&program);
+    let mut command = trace_cmd_command();
     command.arg("report");
     if raw {
         command.arg("-R");

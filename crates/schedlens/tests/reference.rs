@@ -56,7 +56,7 @@ fn dump_of_one_cpu_is_trace_cmd_report_of_that_cpu() {
     for name in ["lost-events-v7zstd.dat", "symbols-stack-v6.dat"] {
         let path = refcheck::local_fixtures().into_iter().find(|p| p.ends_with(name)).expect("fixture");
         for cpu in ["0", "1"] {
-            let theirs = std::process::Command::new(refcheck::trace_cmd_program())
+            let theirs = refcheck::trace_cmd_command()
                 .args(["report", "-R", "-t", "--cpu", cpu])
                 .arg(&path)
                 .output()

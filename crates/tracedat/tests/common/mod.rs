@@ -459,15 +459,19 @@ pub enum RefLine {
     },
 }
 
-pub fn trace_cmd() -> String {
-    std::env::var("TRACE_CMD").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "trace-cmd".into())
+/// trace-cmd (`$TRACE_CMD` if set) in the C locale: trace-cmd 3.1.6 reads an empty
+/// TRACECLOCK option from an unfilled `malloc(0)` buffer, so on such files its timestamps
+/// change with the heap the locale leaves behind (see `refcheck::trace_cmd_command`).
+pub fn trace_cmd() -> Command {
+    let program = std::env::var("TRACE_CMD").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "trace-cmd".into());
+    let mut command = Command::new(program);
+    command.env("LC_ALL", "C");
+    command
 }
 
-/// Runs `trace-cmd report -R -t` on `path`: (stdout, stderr, success). Fails the test
-/// when trace-cmd is missing, saying how to get it.
 /// The compressions `trace-cmd list -c` names.
 pub fn trace_cmd_codecs() -> Vec<String> {
-    let output = Command::new(trace_cmd()).args(["list", "-c"]).output().expect("trace-cmd runs");
+    let output = trace_cmd().args(["list", "-c"]).output().expect("trace-cmd runs");
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|l| l.trim().split(',').next())
@@ -476,8 +480,10 @@ pub fn trace_cmd_codecs() -> Vec<String> {
         .collect()
 }
 
+/// Runs `trace-cmd report -R -t` on `path`: (stdout, stderr, success). Fails the test
+/// when trace-cmd is missing, saying how to get it.
 pub fn run_report(path: &Path) -> (String, String, bool) {
-    let output = Command::new(trace_cmd()).args(["report", "-R", "-t"]).arg(path).output().unwrap_or_else(|e| {
+    let output = trace_cmd().args(["report", "-R", "-t"]).arg(path).output().unwrap_or_else(|e| {
         panic!("cannot run trace-cmd ({e}): install it (apt-get install trace-cmd) or set TRACE_CMD")
     });
     (
