@@ -70,6 +70,17 @@ impl Step {
     fn undone(self) -> Step {
         Step(self.0.map(|v| -v))
     }
+
+    /// Adds `other` to this step unless a count would overflow (then nothing changes).
+    fn absorb(&mut self, other: Step) -> bool {
+        let mut sum = self.0;
+        for (lane, add) in sum.iter_mut().zip(other.0) {
+            let Some(total) = lane.checked_add(add) else { return false };
+            *lane = total;
+        }
+        self.0 = sum;
+        true
+    }
 }
 
 /// A change on one CPU at one instant, as a block of the sweep collects them.
@@ -152,10 +163,16 @@ impl<'m> CpuChanges<'m> {
         self.every_task || self.accepted[self.waits.task(self.queue.wait(index) as usize).index()]
     }
 
-    /// Appends to `out` every change before `until` not handed out yet.
+    /// Appends to `out` every change before `until` not handed out yet; a segment's end
+    /// and the next one's start at the same instant are one change.
     fn take_until(&mut self, until: Nanos, out: &mut Vec<Change>) {
         let cpu = self.cpu;
-        let mut push = |time: Nanos, step: Step| out.push(Change { time, cpu, step });
+        let mut push = |time: Nanos, step: Step| {
+            let same_instant = out.last_mut().filter(|last| last.time == time && last.cpu == cpu);
+            if !same_instant.is_some_and(|last| last.step.absorb(step)) {
+                out.push(Change { time, cpu, step });
+            }
+        };
         loop {
             if let Some((end, step)) = self.open_segment {
                 if end >= until {

@@ -229,3 +229,21 @@ fn a_per_cpu_sweep_reports_each_cpus_changes_between_stretches() {
     let covered: u64 = parts.iter().flat_map(|p| &p.stretches).map(|(s, e, _)| e - s).sum();
     assert_eq!(covered, 150);
 }
+
+/// 0: AAAAAAAAAA   300 tasks woken onto busy CPU 0 at one instant (20) wait there until
+/// 0q ..wwwwwwww   the end while CPU 1 idles: the sweep sums one CPU's changes of one
+/// 1: ..........   instant, and this many must not overflow that sum.
+#[test]
+fn hundreds_of_tasks_queued_at_one_instant_are_all_counted() {
+    let tasks: Vec<(i32, &'static str)> = (1..=301).map(|pid| (pid, "task")).collect();
+    let mut scenario = Scenario::new(2, &tasks);
+    scenario.other(0, 0, 1).other(0, 1, 0);
+    for pid in 2..=301 {
+        scenario.wake(20, 1, 0, pid, 0);
+    }
+    let model = scenario.other(100, 0, 1).other(100, 1, 0).finish();
+    assert_eq!(
+        stretches(&model, Window::new(Nanos(0), Nanos(100))),
+        [(0, 20, occupancy(1, 0, 1, 2)), (20, 100, occupancy(1, 300, 1, 2))]
+    );
+}

@@ -82,22 +82,54 @@ impl ColumnMap {
     /// (clamped), so callers index with them.
     #[inline]
     fn indices(&self, start: Nanos, end: Nanos) -> std::ops::RangeInclusive<usize> {
-        let (from, to) = (start.0.saturating_sub(self.start.0), end.0.saturating_sub(self.start.0));
-        let (first, after) = match self.shift {
-            Some(shift) => ((from >> shift) as usize, to.div_ceil(1 << shift) as usize),
-            None => (floor_index(self.scale.columns(to_f64(from))), ceil_index(self.scale.columns(to_f64(to)))),
-        };
-        first.min(self.count - 1)..=(after.max(1) - 1).min(self.count - 1)
+        let (from, to) = self.offsets(start, end);
+        match self.shift {
+            Some(shift) => self.shifted_indices(shift, from, to),
+            None => self.position_indices(self.positions(from, to)),
+        }
     }
 
     /// The columns `[start, end)` touches, each with the share of it covered.
+    #[inline]
     fn covered(&self, start: Nanos, end: Nanos) -> impl Iterator<Item = (usize, f64)> + '_ {
-        let x0 = self.scale.columns(to_f64(start.0.saturating_sub(self.start.0)));
-        let x1 = self.scale.columns(to_f64(end.0.saturating_sub(self.start.0)));
-        self.indices(start, end).map(move |c| {
+        let (from, to) = self.offsets(start, end);
+        let (x0, x1) = self.positions(from, to);
+        let indices = match self.shift {
+            Some(shift) => self.shifted_indices(shift, from, to),
+            None => self.position_indices((x0, x1)),
+        };
+        indices.map(move |c| {
             let left = to_f64(c as u64);
             (c, x1.min(left + 1.0) - x0.max(left))
         })
+    }
+
+    /// `[start, end)` in ns from the window's start (times before it count as its start).
+    #[inline]
+    fn offsets(&self, start: Nanos, end: Nanos) -> (u64, u64) {
+        (start.0.saturating_sub(self.start.0), end.0.saturating_sub(self.start.0))
+    }
+
+    /// Offsets in columns.
+    #[inline]
+    fn positions(&self, from: u64, to: u64) -> (f64, f64) {
+        (self.scale.columns(to_f64(from)), self.scale.columns(to_f64(to)))
+    }
+
+    #[inline]
+    fn shifted_indices(&self, shift: u32, from: u64, to: u64) -> std::ops::RangeInclusive<usize> {
+        self.clamped((from >> shift) as usize, to.div_ceil(1 << shift) as usize)
+    }
+
+    #[inline]
+    fn position_indices(&self, (x0, x1): (f64, f64)) -> std::ops::RangeInclusive<usize> {
+        self.clamped(floor_index(x0), ceil_index(x1))
+    }
+
+    /// Columns `[first, after)`, at least one, all below `count`.
+    #[inline]
+    fn clamped(&self, first: usize, after: usize) -> std::ops::RangeInclusive<usize> {
+        first.min(self.count - 1)..=(after.max(1) - 1).min(self.count - 1)
     }
 }
 
@@ -156,23 +188,57 @@ fn sweep_threads() -> usize {
 struct PartColumns<'m> {
     map: &'m ColumnMap,
     columns: Vec<Option<Column>>,
+    /// The last column a stretch reached, built up here while stretches stay in it
+    /// (most stretches are much shorter than a column); later stretches never reach
+    /// back to earlier columns.
+    open: Option<(usize, Column)>,
     sum: IdleWhileWaitingSum,
 }
 
 impl<'m> PartColumns<'m> {
     fn new(map: &'m ColumnMap) -> Self {
-        PartColumns { map, columns: vec![None; map.count], sum: IdleWhileWaitingSum::default() }
+        PartColumns { map, columns: vec![None; map.count], open: None, sum: IdleWhileWaitingSum::default() }
     }
 
     fn add(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
         self.sum.add(start, end, occupancy);
         let (running, total) = (occupancy.running, occupancy.running.saturating_add(occupancy.waiting));
-        for (index, share) in self.map.covered(start, end) {
-            let wasted = if occupancy.waiting_while_idle() { share } else { 0.0 };
-            let column =
-                Column { running: Extent::start(running), total: Extent::start(total), waiting_while_idle: wasted };
-            merge_into(&mut self.columns[index], column);
+        let column = |wasted: f64| Column {
+            running: Extent::start(running),
+            total: Extent::start(total),
+            waiting_while_idle: wasted,
+        };
+        if occupancy.waiting_while_idle() {
+            for (index, share) in self.map.covered(start, end) {
+                self.put(index, column(share));
+            }
+        } else {
+            // Nothing to add to the waiting share: the columns are enough.
+            for index in self.map.indices(start, end) {
+                self.put(index, column(0.0));
+            }
         }
+    }
+
+    /// Adds a stretch's part of column `index`.
+    #[inline]
+    fn put(&mut self, index: usize, column: Column) {
+        match &mut self.open {
+            Some((open, built)) if *open == index => built.then(column),
+            open => {
+                if let Some((index, built)) = open.replace((index, column)) {
+                    merge_into(&mut self.columns[index], built);
+                }
+            }
+        }
+    }
+
+    /// The columns, the open one included.
+    fn finished(mut self) -> (Vec<Option<Column>>, IdleWhileWaitingSum) {
+        if let Some((index, built)) = self.open.take() {
+            merge_into(&mut self.columns[index], built);
+        }
+        (self.columns, self.sum)
     }
 
     /// The parts of a sweep, in time order, as one.
@@ -180,12 +246,13 @@ impl<'m> PartColumns<'m> {
         let mut merged: Vec<Option<Column>> = vec![None; map.count];
         let mut idle_while_waiting = IdleWhileWaitingSum::default();
         for part in parts {
-            for (into, column) in merged.iter_mut().zip(part.columns) {
+            let (columns, sum) = part.finished();
+            for (into, column) in merged.iter_mut().zip(columns) {
                 if let Some(column) = column {
                     merge_into(into, column);
                 }
             }
-            idle_while_waiting = idle_while_waiting.then(part.sum);
+            idle_while_waiting = idle_while_waiting.then(sum);
         }
         RunningWaiting {
             columns: merged.into_iter().map(Option::unwrap_or_default).collect(),
