@@ -285,9 +285,12 @@ impl<'m> QueuePart<'m> {
         QueuePart { map, part, row_of, first, cells: vec![0; width * rows], since: vec![(part.start, 0); rows] }
     }
 
-    /// `cpu`'s length is `length` from `time` on.
+    /// `cpu`'s length is `length` from `time` on (often what it was: a CPU that takes
+    /// a task from its queue keeps its length).
     fn change(&mut self, time: Nanos, cpu: Cpu, length: u32) {
-        if let Some(&Some(row)) = self.row_of.get(cpu.index()) {
+        if let Some(&Some(row)) = self.row_of.get(cpu.index())
+            && self.since[row].1 != length
+        {
             self.row_change(time, row, length);
         }
     }

@@ -107,6 +107,8 @@ fn row_levels(
 /// The time each color covers in each base column.
 fn base_cover(model: &Model, cpu: Cpu, base: &Base, painter: &mut Painter<'_>) -> Cover {
     let mut cover: Cover = Vec::new();
+    let mut column_sums = ColumnSums::default();
+    let mut current: Option<i64> = None;
     let width = 1u64 << base.level;
     let window = Window::new(Nanos(base.start), Nanos(base.end));
     super::each_run(model, cpu, window, painter, |start, end, color| {
@@ -117,17 +119,90 @@ fn base_cover(model: &Model, cpu: Cpu, base: &Base, painter: &mut Painter<'_>) -
         }
         for column in start >> base.level..=(end - 1) >> base.level {
             let (from, to) = (start.max(column * width), end.min((column + 1) * width));
-            cover.push((base.first + column as i64, color, to - from));
+            let column = base.first + column as i64;
+            if current != Some(column) {
+                if let Some(done) = current {
+                    column_sums.drain_into(done, &mut cover);
+                }
+                current = Some(column);
+            }
+            column_sums.add(color, to - from);
         }
     });
-    // Runs come in time order, so the entries come in column order: only each column's
-    // own entries need sorting by color (a much smaller sort, in cache).
-    if cover.is_sorted_by_key(|&(column, _, _)| column) {
-        cover.chunk_by_mut(|a, b| a.0 == b.0).for_each(|column| column.sort_unstable_by_key(|&(_, color, _)| color));
-    } else {
-        cover.sort_unstable_by_key(|&(column, color, _)| (column, color));
+    if let Some(done) = current {
+        column_sums.drain_into(done, &mut cover);
     }
-    summed(cover)
+    // Runs come in time order, so columns do too; should a damaged model's runs not,
+    // a column's entries are summed again.
+    if !cover.is_sorted_by_key(|&(column, _, _)| column) {
+        cover.sort_unstable_by_key(|&(column, color, _)| (column, color));
+        cover = summed(cover);
+    }
+    cover
+}
+
+/// The time each color covers in one column, summed as runs arrive: a small open
+/// addressing table keyed by the color (a column at the base level holds hundreds of
+/// runs of a few dozen tasks, which sorting would order one by one).
+#[derive(Default)]
+struct ColumnSums {
+    /// `(key, ns)`, key 0 for an empty slot; a power of two long.
+    slots: Vec<(u32, u64)>,
+    used: Vec<usize>,
+}
+
+impl ColumnSums {
+    /// A color as a key: nonzero, and ordered as the colors are.
+    fn key(color: Rgb) -> u32 {
+        (u32::from(color.0) << 16 | u32::from(color.1) << 8 | u32::from(color.2)) + 1
+    }
+
+    fn color(key: u32) -> Rgb {
+        let rgb = key - 1;
+        Rgb((rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8)
+    }
+
+    #[inline]
+    fn add(&mut self, color: Rgb, ns: u64) {
+        if 2 * (self.used.len() + 1) > self.slots.len() {
+            self.grow();
+        }
+        let key = Self::key(color);
+        let mask = self.slots.len() - 1;
+        let mut slot = (key.wrapping_mul(0x9e37_79b1) >> 16) as usize & mask;
+        loop {
+            let entry = &mut self.slots[slot];
+            if entry.0 == key {
+                entry.1 += ns;
+                return;
+            }
+            if entry.0 == 0 {
+                *entry = (key, ns);
+                self.used.push(slot);
+                return;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let entries: Vec<(u32, u64)> = self.used.drain(..).map(|slot| self.slots[slot]).collect();
+        self.slots = vec![(0, 0); (2 * self.slots.len()).max(64)];
+        for (key, ns) in entries {
+            self.add(Self::color(key), ns);
+        }
+    }
+
+    /// Appends the column's sums to `cover` in color order and empties the table.
+    fn drain_into(&mut self, column: i64, cover: &mut Cover) {
+        let from = cover.len();
+        for slot in self.used.drain(..) {
+            let (key, ns) = std::mem::take(&mut self.slots[slot]);
+            cover.push((column, Self::color(key), ns));
+        }
+        cover[from..].sort_unstable_by_key(|&(_, color, _)| color);
+    }
 }
 
 /// Adds up the entries of one color in one column (the entries sorted by both).
@@ -142,14 +217,32 @@ fn summed(sorted: Cover) -> Cover {
     out
 }
 
-/// The next level: each column the sum of its two halves. A parent's entries come as
-/// its halves' two runs, each in color order, which a stable sort merges in one pass.
+/// The next level: each column the sum of its two halves, whose entries are each in
+/// color order and are merged in one pass.
 fn halve(cover: Cover) -> Cover {
-    let mut parents: Cover = cover.into_iter().map(|(column, color, ns)| (column >> 1, color, ns)).collect();
-    for parent in parents.chunk_by_mut(|a, b| a.0 == b.0) {
-        parent.sort_by_key(|&(_, color, _)| color);
+    let mut parents: Cover = Vec::with_capacity(cover.len());
+    for parent in cover.chunk_by(|a, b| a.0 >> 1 == b.0 >> 1) {
+        let column = parent[0].0 >> 1;
+        let split = parent.partition_point(|e| e.0 == parent[0].0);
+        let (mut left, mut right) = (parent[..split].iter().peekable(), parent[split..].iter().peekable());
+        loop {
+            let next = match (left.peek(), right.peek()) {
+                (Some(l), Some(r)) if l.1 == r.1 => {
+                    let sum = l.2 + r.2;
+                    let color = l.1;
+                    left.next();
+                    right.next();
+                    (color, sum)
+                }
+                (Some(l), Some(r)) if l.1 < r.1 => left.next().map(|e| (e.1, e.2)).expect("peeked"),
+                (_, Some(_)) => right.next().map(|e| (e.1, e.2)).expect("peeked"),
+                (Some(_), None) => left.next().map(|e| (e.1, e.2)).expect("peeked"),
+                (None, None) => break,
+            };
+            parents.push((column, next.0, next.1));
+        }
     }
-    summed(parents)
+    parents
 }
 
 /// A level's spans: each column shows the color that covers most of it (the lowest such
