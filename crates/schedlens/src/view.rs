@@ -1,6 +1,6 @@
-//! `schedlens view`: builds each trace's model, then serves the interactive viewer on
-//! 127.0.0.1 until Ctrl-C, printing its address and opening a browser when there is a
-//! display.
+//! `schedlens view`: serves the interactive viewer on 127.0.0.1 until Ctrl-C, printing
+//! its address and opening a browser when there is a display, while it builds each
+//! trace's model (the page loads meanwhile and shows the traces once they are built).
 
 use crate::Outcome;
 use crate::common::WindowArgs;
@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use model::Detail;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use view::{Initial, ViewTrace, Viewer};
 
 #[derive(clap::Args)]
@@ -31,6 +31,46 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
+    // Serve first: the browser loads the page while the models are built.
+    let viewer = Arc::new(Viewer::listen(args.port).context("schedlens view")?);
+    let url = viewer.url().to_string();
+    println!("schedlens view: serving {url} (Ctrl-C to stop)");
+    // Ctrl-C ends the process at once while the models are built, and stops the server
+    // cleanly after.
+    let (stop, loading) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(true)));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, loading.clone())
+            .context("cannot catch Ctrl-C")?;
+        signal_hook::flag::register(signal, stop.clone()).context("cannot catch Ctrl-C")?;
+    }
+    let server = {
+        let (viewer, stop) = (viewer.clone(), stop.clone());
+        std::thread::Builder::new().name("view-server".into()).spawn(move || viewer.run(stop))?
+    };
+    if !args.no_open {
+        open_browser(&url);
+    }
+    let outcome = match load(&args) {
+        Ok((traces, initial, outcome)) => {
+            viewer.show(traces, initial, args.window.filter());
+            loading.store(false, Ordering::Relaxed);
+            println!("schedlens view: ready");
+            outcome
+        }
+        Err(error) => {
+            viewer.abandon();
+            stop.store(true, Ordering::Relaxed);
+            let _ = server.join();
+            return Err(error);
+        }
+    };
+    let _ = server.join();
+    eprintln!("schedlens view: stopped");
+    Ok(outcome)
+}
+
+/// Builds the traces' models as the viewer shows them, and its initial state.
+fn load(args: &Args) -> Result<(Vec<ViewTrace>, Initial, Outcome)> {
     let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::FULL)?;
     let mut traces = Vec::with_capacity(runs.len());
     let mut window = None;
@@ -45,19 +85,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         traces.push(ViewTrace { name, trace: run.loaded.trace, model: run.loaded.model, topology, origin: run.origin });
     }
     let initial = Initial { window, forked: args.window.forked, socket_order: args.topology.socket_order };
-    let viewer = Viewer::bind(traces, initial, args.window.filter(), args.port).context("schedlens view")?;
-    let url = viewer.url().to_string();
-    println!("schedlens view: serving {url} (Ctrl-C to stop)");
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone()).context("cannot catch Ctrl-C")?;
-    }
-    if !args.no_open {
-        open_browser(&url);
-    }
-    viewer.run(stop);
-    eprintln!("schedlens view: stopped");
-    Ok(outcome)
+    Ok((traces, initial, outcome))
 }
 
 /// Opens `url` with `xdg-open` when a graphical session is there; says what to do otherwise.

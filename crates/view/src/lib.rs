@@ -28,7 +28,7 @@ pub use stats_json::stats_json;
 pub use state::{Initial, ViewTrace};
 
 use analysis::TaskFilter;
-use server::App;
+use server::{App, Slot};
 use state::Shown;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -46,26 +46,69 @@ pub enum ViewError {
 /// The port tried first when none is given (then the next few, then any free one).
 pub const DEFAULT_PORT: u16 = 8950;
 
-/// A viewer listening on the loopback interface, not yet serving.
+/// A viewer listening on the loopback interface. It can serve before its traces are
+/// shown: the browser then loads the page while the models are built, and the page's
+/// requests for data wait until [`Viewer::show`].
 pub struct Viewer {
     listener: TcpListener,
-    app: Arc<App>,
+    slot: Arc<Slot>,
+    /// Stops the background preparation when serving stops.
+    background_stop: Arc<AtomicBool>,
     url: String,
 }
 
 impl Viewer {
     /// Listens on 127.0.0.1: on `port` when given, else on [`DEFAULT_PORT`] or the next
-    /// free port after it. `filter` is what `check`'s incidents count (`--forked`).
+    /// free port after it; no traces yet.
+    pub fn listen(port: Option<u16>) -> Result<Viewer, ViewError> {
+        let listener = listen(port)?;
+        let address = listener.local_addr()?;
+        Ok(Viewer {
+            listener,
+            slot: Arc::new(Slot::default()),
+            background_stop: Arc::new(AtomicBool::new(false)),
+            url: format!("http://{address}/"),
+        })
+    }
+
+    /// [`Viewer::listen`], then [`Viewer::show`].
     pub fn bind(
         traces: Vec<ViewTrace>,
         initial: Initial,
         filter: TaskFilter,
         port: Option<u16>,
     ) -> Result<Viewer, ViewError> {
-        let listener = listen(port)?;
-        let address = listener.local_addr()?;
+        let viewer = Viewer::listen(port)?;
+        viewer.show(traces, initial, filter);
+        Ok(viewer)
+    }
+
+    /// Shows the traces (once): requests waiting for them are answered, and what the first
+    /// view needs is computed on a background thread at once (the page's tiles wait for
+    /// it); incidents, markers and the per-task index follow once the first view has been
+    /// served. `filter` is what `check`'s incidents count (`--forked`). The thread is left
+    /// behind (not waited for) when serving stops.
+    pub fn show(&self, traces: Vec<ViewTrace>, initial: Initial, filter: TaskFilter) {
+        if self.slot.app().is_some() {
+            return;
+        }
         let traces = traces.into_iter().map(|view| Shown::new(view, filter.clone())).collect();
-        Ok(Viewer { listener, app: Arc::new(App::new(traces, initial)), url: format!("http://{address}/") })
+        self.slot.fill(App::new(traces, initial));
+        let (slot, stop) = (self.slot.clone(), self.background_stop.clone());
+        std::thread::Builder::new()
+            .name("view-prepare".into())
+            .spawn(move || {
+                if let Some(app) = slot.app() {
+                    server::prepare(app, &stop);
+                }
+            })
+            .expect("a thread can be started");
+    }
+
+    /// No traces are coming (they could not be loaded): requests waiting for them get a
+    /// 503.
+    pub fn abandon(&self) {
+        self.slot.abandon();
     }
 
     /// The page's address, e.g. `http://127.0.0.1:8950/`.
@@ -73,17 +116,10 @@ impl Viewer {
         &self.url
     }
 
-    /// Serves until `stop` is set (e.g. by Ctrl-C). What the first view needs is computed
-    /// on a background thread while the browser loads the page (the page's tiles wait for
-    /// it); incidents, markers and the per-task index follow once the first view has been
-    /// served. The thread is left behind (not waited for) when serving stops.
+    /// Serves until `stop` is set (e.g. by Ctrl-C).
     pub fn run(&self, stop: Arc<AtomicBool>) {
-        let (app, background_stop) = (self.app.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("view-prepare".into())
-            .spawn(move || server::prepare(&app, &background_stop))
-            .expect("a thread can be started");
-        server::serve(&self.listener, &self.app, &stop);
+        server::serve(&self.listener, &self.slot, &stop);
+        self.background_stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

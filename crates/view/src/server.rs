@@ -70,6 +70,35 @@ impl App {
     }
 }
 
+/// Where the server finds the [`App`]: listening starts before the traces' models are
+/// built, so that the browser loads the page meanwhile. Until the app is there, the
+/// page's files are served at once and every other request waits for it.
+#[derive(Default)]
+pub struct Slot {
+    app: std::sync::OnceLock<App>,
+    /// Opens when the app is set, or when it never will be (the traces could not be
+    /// loaded: waiting requests then get a 503).
+    settled: Latch,
+}
+
+impl Slot {
+    /// Sets the app (once; later calls are ignored) and lets waiting requests through.
+    pub fn fill(&self, app: App) -> &App {
+        let app = self.app.get_or_init(|| app);
+        self.settled.open();
+        app
+    }
+
+    /// No app is coming: waiting requests are refused.
+    pub fn abandon(&self) {
+        self.settled.open();
+    }
+
+    pub fn app(&self) -> Option<&App> {
+        self.app.get()
+    }
+}
+
 /// A gate that opens once and stays open.
 #[derive(Default)]
 struct Latch {
@@ -217,6 +246,8 @@ enum Refusal {
     /// The Host header names another machine (a DNS-rebinding page): refused.
     Host,
     Failed(String),
+    /// The traces could not be loaded (the server is stopping).
+    Unavailable,
 }
 
 impl From<BadRequest> for Refusal {
@@ -226,12 +257,12 @@ impl From<BadRequest> for Refusal {
 }
 
 /// Serves requests until `stop` is set; returns once every connection has ended.
-pub fn serve(listener: &TcpListener, app: &App, stop: &AtomicBool) {
-    http::serve(listener, &|request| answer(app, request), stop);
+pub fn serve(listener: &TcpListener, slot: &Slot, stop: &AtomicBool) {
+    http::serve(listener, &|request| answer(slot, request), stop);
 }
 
-fn answer(app: &App, request: &Request) -> Response {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route(app, request)))
+fn answer(slot: &Slot, request: &Request) -> Response {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route_when_ready(slot, request)))
         .unwrap_or_else(|_| Err(Refusal::Failed("internal error".into())));
     let json = |value: Value| Arc::new(value.to_string().into_bytes());
     match outcome {
@@ -251,6 +282,7 @@ fn answer(app: &App, request: &Request) -> Response {
                 Refusal::Method => (405, "only GET is served".to_string()),
                 Refusal::Host => (403, "this server only answers requests for localhost".to_string()),
                 Refusal::Failed(message) => (500, message),
+                Refusal::Unavailable => (503, "the traces could not be loaded".to_string()),
             };
             response(status, "application/json", json(json!({ "error": message })))
         }
@@ -271,7 +303,9 @@ fn response(status: u16, content_type: &str, body: Arc<Vec<u8>>) -> Response {
     Response { status, headers, body }
 }
 
-fn route(app: &App, request: &Request) -> Result<Reply, Refusal> {
+/// Answers a request; while the models are being built, the page (without its data)
+/// and its files at once, anything else once the app is there.
+fn route_when_ready(slot: &Slot, request: &Request) -> Result<Reply, Refusal> {
     if request.method != "GET" {
         return Err(Refusal::Method);
     }
@@ -279,28 +313,43 @@ fn route(app: &App, request: &Request) -> Result<Reply, Refusal> {
         return Err(Refusal::Host);
     }
     let query = Query::parse(&request.target)?;
+    if let Some(app) = slot.app() {
+        return route(app, &query);
+    }
     match query.path.as_str() {
-        "/" | "/index.html" => Ok(page(app)),
+        "/" | "/index.html" => Ok(page(None)),
+        path if path.starts_with("/web/") => asset(path),
+        _ => {
+            slot.settled.wait();
+            route(slot.app().ok_or(Refusal::Unavailable)?, &query)
+        }
+    }
+}
+
+fn route(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    match query.path.as_str() {
+        "/" | "/index.html" => Ok(page(Some(app))),
         "/api/meta" => Ok(Reply::Json(meta(app))),
         "/api/status" => Ok(Reply::Json(json!({
             "prepared": app.prepared.load(Ordering::Relaxed),
             "cachedTileBytes": app.cache.bytes(),
         }))),
-        "/api/tile" => tile_reply(app, &query),
-        "/api/tiles" => tiles_reply(app, &query),
-        "/api/at" => at(app, &query),
-        "/api/task" => task(app, &query),
-        "/api/stats" => range_stats(app, &query),
-        "/api/incidents" => incidents(app, &query),
-        "/api/markers" => markers(app, &query),
-        "/api/export" => export_reply(app, &query),
-        path => match assets::find(path) {
-            Some((content_type, body)) => {
-                Ok(Reply::Bytes { content_type, body: Arc::new(body.into_owned()), attachment: None })
-            }
-            None => Err(Refusal::NotFound),
-        },
+        "/api/tile" => tile_reply(app, query),
+        "/api/tiles" => tiles_reply(app, query),
+        "/api/at" => at(app, query),
+        "/api/task" => task(app, query),
+        "/api/stats" => range_stats(app, query),
+        "/api/incidents" => incidents(app, query),
+        "/api/markers" => markers(app, query),
+        "/api/export" => export_reply(app, query),
+        path => asset(path),
     }
+}
+
+/// One of the page's embedded files.
+fn asset(path: &str) -> Result<Reply, Refusal> {
+    let (content_type, body) = assets::find(path).ok_or(Refusal::NotFound)?;
+    Ok(Reply::Bytes { content_type, body: Arc::new(body.into_owned()), attachment: None })
 }
 
 /// Whether the request's Host is this machine's loopback name (any port: an SSH tunnel
@@ -319,10 +368,13 @@ fn shown<'a>(app: &'a App, query: &Query) -> Result<&'a Shown, BadRequest> {
     Ok(&app.traces[index as usize])
 }
 
-/// The page, with `/api/meta`'s answer in it (a JSON script element the page reads
-/// instead of asking).
-fn page(app: &App) -> Reply {
+/// The page, with `/api/meta`'s answer in it once the app is there (a JSON script
+/// element the page reads instead of asking; before, the page asks).
+fn page(app: Option<&App>) -> Reply {
     let (content_type, html) = assets::find("/").expect("the page is embedded");
+    let Some(app) = app else {
+        return Reply::Bytes { content_type, body: Arc::new(html.into_owned()), attachment: None };
+    };
     let html = String::from_utf8_lossy(&html);
     // `<` only occurs inside JSON strings, where `\u003c` means the same: the element
     // cannot be closed early by a trace's name.

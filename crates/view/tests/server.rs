@@ -36,16 +36,23 @@ impl Drop for Running {
     }
 }
 
-fn start(names: &[&str]) -> Running {
-    let traces = names
+fn view_traces(names: &[&str]) -> Vec<ViewTrace> {
+    names
         .iter()
         .map(|name| {
             let (trace, model) = fixture(name);
             let origin = model.start();
             ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
         })
-        .collect();
-    let viewer = Viewer::bind(traces, Initial::default(), TaskFilter::default(), Some(0)).unwrap();
+        .collect()
+}
+
+fn start(names: &[&str]) -> Running {
+    let viewer = Viewer::bind(view_traces(names), Initial::default(), TaskFilter::default(), Some(0)).unwrap();
+    run(Arc::new(viewer))
+}
+
+fn run(viewer: Arc<Viewer>) -> Running {
     let address: SocketAddr = viewer.url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
@@ -76,6 +83,36 @@ fn json(address: SocketAddr, target: &str) -> serde_json::Value {
     let (status, body) = get(address, target);
     assert_eq!(status, 200, "{target}: {}", String::from_utf8_lossy(&body));
     serde_json::from_slice(&body).unwrap()
+}
+
+/// The viewer serves while the models are built: the page and its files at once, the
+/// page without its data (it asks for it), data requests once the traces are shown —
+/// or a 503 when they never will be.
+#[test]
+fn serves_the_page_before_the_traces_are_shown_and_data_after() {
+    let viewer = Arc::new(Viewer::listen(Some(0)).unwrap());
+    let server = run(viewer.clone());
+    let a = server.address;
+    let (status, page) = get(a, "/");
+    assert_eq!(status, 200);
+    assert!(!String::from_utf8_lossy(&page).contains("id=\"meta\""), "no data in the page yet");
+    assert_eq!(get(a, "/web/js/main.js").0, 200);
+    assert_eq!(get(a, "/web/nothing.js").0, 404);
+    let waiting = std::thread::spawn(move || json(a, "/api/meta"));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!waiting.is_finished(), "a data request waits for the traces");
+    viewer.show(view_traces(&["scenario-pinned-v7zstd.dat"]), Initial::default(), TaskFilter::default());
+    assert_eq!(waiting.join().unwrap()["traces"][0]["cpus"], 2);
+    assert!(String::from_utf8_lossy(&get(a, "/").1).contains("id=\"meta\""));
+
+    let abandoned = Arc::new(Viewer::listen(Some(0)).unwrap());
+    let server = run(abandoned.clone());
+    let b = server.address;
+    let waiting = std::thread::spawn(move || get(b, "/api/meta").0);
+    std::thread::sleep(Duration::from_millis(100));
+    abandoned.abandon();
+    assert_eq!(waiting.join().unwrap(), 503);
+    assert_eq!(get(b, "/api/tiles?list=x").0, 503);
 }
 
 #[test]

@@ -1,11 +1,11 @@
 // The viewer's speed in headless Chromium (a measurement, not a test), run by
 // scripts/bench-view.sh: starts the browser, waits until it has settled after its start,
 // then starts `schedlens view` on a trace, and navigates the moment the server prints
-// that it serves (the model is built; the first view is prepared meanwhile) — the clock
-// starts there.
+// that it serves (before it builds the models: the page loads meanwhile). The clock starts
+// when it prints that the models are built ("ready"; the first view is prepared from then).
 //
 // Reports: the first complete view (all tiles of the whole trace drawn) after that
-// moment; when the server's background work is done; then a fixed walk of zoom and pan
+// moment, and after the command started; when the server's background work is done; then a fixed walk of zoom and pan
 // steps (zoom in ×2 at a point, pan a quarter, …, zoom out) — each step timed from the
 // window change to the last needed tile drawn — and the drawing time of every frame; the
 // tile requests' times; the page's JS heap and tile cache before and after the walk.
@@ -102,21 +102,26 @@ async function browserSettled(pid) {
   return performance.now() - began;
 }
 
-/** Starts `schedlens view` on the trace; resolves when it prints that it serves. */
+/**
+ * Starts `schedlens view` on the trace: `serving` resolves when it prints that it serves
+ * (it listens before it builds the models), `ready` when it prints that the models are
+ * built.
+ */
 function startServer() {
   const server = spawn(bin, ['view', '--no-open', '--port', String(port), trace], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const ready = new Promise((resolve, reject) => {
-    const read = (chunk) => {
-      const before = output;
-      output += chunk;
-      if (!before.includes('serving') && output.includes('serving')) resolve(performance.now());
-    };
-    server.stdout.setEncoding('utf8').on('data', read);
-    server.stderr.setEncoding('utf8').on('data', read);
-    server.on('exit', (code) => reject(new Error(`schedlens view exited (${code}) before serving:\n${output}`)));
-  });
-  return { server, ready };
+  const printed = (word) =>
+    new Promise((resolve, reject) => {
+      const read = () => {
+        if (output.includes(word)) resolve(performance.now());
+      };
+      server.stdout.on('data', read);
+      server.stderr.on('data', read);
+      server.on('exit', (code) => reject(new Error(`schedlens view exited (${code}) before "${word}":\n${output}`)));
+    });
+  server.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk));
+  server.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk));
+  return { server, serving: printed('schedlens view: serving'), ready: printed('schedlens view: ready') };
 }
 
 /** Stops the server (Ctrl-C), killing it if it does not end in 5 s. */
@@ -190,10 +195,11 @@ try {
   const began = performance.now();
   const started = startServer();
   server = started.server;
-  const ready = await started.ready;
-  console.log(`serving (model built) after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
+  const serving = await started.serving;
   const navigated = performance.now();
   await page.send('Page.navigate', { url });
+  const ready = await started.ready;
+  console.log(`serving after ${ms(serving - began)}; models built ("ready") after ${ms(ready - began)}; server RSS ${rss(server.pid)}`);
   const completeAt = polling
     ? (await page.waitFor("document.querySelector('#app') && document.querySelector('#app').dataset.complete === '1'", 120000), performance.now())
     : await Promise.race([signalled, new Promise((_, reject) => setTimeout(() => reject(new Error('no complete view in 120 s')), 120000).unref())]);
@@ -207,8 +213,8 @@ try {
   const meta = await page.evaluate('window.schedlens.meta.traces.map((t) => `${t.name} (${t.cpus} CPUs)`).join(", ")');
   console.log(`trace: ${meta}`);
   const method = polling ? 'polled every 25 ms' : 'signalled by the page';
-  console.log(`first complete view (${method}): ${ms(firstView)} after the server said it serves, ${ms(fromNavigation)} after the navigation was sent (${ms(inPage)} after the page's navigation start)`);
-  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the server said it serves`);
+  console.log(`first complete view (${method}): ${ms(firstView)} after the models were built, ${ms(completeAt - began)} after the command started, ${ms(fromNavigation)} after the navigation was sent (${ms(inPage)} after the page's navigation start)`);
+  console.log(`  its per-core timelines were drawn ${ms(firstView - (inPage - timelineInPage))} after the models were built`);
   if (args.includes('--loads')) {
     for (const [name, start, end] of loads) console.log(`    ${start.toFixed(0).padStart(5)} → ${end.toFixed(0).padStart(5)} ms  ${name.slice(0, 110)}`);
   }

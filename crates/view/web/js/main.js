@@ -39,6 +39,9 @@ export class App {
   }
 
   async start() {
+    // A page opened while the server still builds the models waits for their description.
+    const footer = this.root.querySelector('#status');
+    if (footer && this.source.known === null) footer.textContent = 'Building the models of the traces…';
     this.meta = await this.source.meta();
     const initial = this.meta.initial || {};
     const defaults = { ...DEFAULTS, forked: !!initial.forked, socket: !!initial.socketOrder };
