@@ -334,7 +334,7 @@ async function walkAndReport(page, ready) {
   const flushedDraws = walk.steps.flatMap((s) => s.flushed);
   const byKind = {};
   for (const s of walk.steps) (byKind[s.kind] ||= []).push(s.ms);
-  console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the server said it serves`);
+  console.log(`background work (coarse tiles, markers, task index, incidents) done ${ms(prepared)} after the models were built`);
   const s = summary(stepMs);
   console.log(`zoom/pan steps (think time ${think} ms): n=${s.n} p50 ${ms(s.p50)} p95 ${ms(s.p95)} max ${ms(s.max)}`);
   for (const [kind, values] of Object.entries(byKind)) {
