@@ -31,6 +31,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
+    // A trace that cannot be opened is said before anything is served.
+    for path in &args.traces {
+        crate::common::open_trace(path)?;
+    }
     // Serve first: the browser loads the page while the models are built.
     let viewer = Arc::new(Viewer::listen(args.port).context("schedlens view")?);
     let url = viewer.url().to_string();
