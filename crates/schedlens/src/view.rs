@@ -38,7 +38,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     // Serve first: the browser loads the page while the models are built.
     let viewer = Arc::new(Viewer::listen(args.port).context("schedlens view")?);
     let url = viewer.url().to_string();
-    println!("schedlens view: serving {url} (Ctrl-C to stop)");
+    say(&format!("schedlens view: serving {url} (Ctrl-C to stop)"));
     // Ctrl-C ends the process at once while the models are built, and stops the server
     // cleanly after.
     let (stop, loading) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(true)));
@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         Ok((traces, initial, outcome)) => {
             viewer.show(traces, initial, args.window.filter());
             loading.store(false, Ordering::Relaxed);
-            println!("schedlens view: ready");
+            say("schedlens view: ready");
             outcome
         }
         Err(error) => {
@@ -71,6 +71,14 @@ pub fn run(args: Args) -> Result<Outcome> {
     let _ = server.join();
     eprintln!("schedlens view: stopped");
     Ok(outcome)
+}
+
+/// A line on stdout for whoever started the viewer (a script waits for these); one that
+/// stopped reading (a closed pipe) does not stop the viewer.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
 }
 
 /// Builds the traces' models as the viewer shows them, and its initial state.
