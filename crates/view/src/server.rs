@@ -41,6 +41,8 @@ use std::time::{Duration, Instant};
 
 /// Bytes of computed tiles kept.
 const CACHE_BYTES: usize = 256 << 20;
+/// How long a request for `/api/meta` waits for the models before it is told to ask again.
+const META_WAIT: Duration = Duration::from_secs(10);
 /// Highest relative time accepted (about 106 days in ns): keeps arithmetic in range.
 const MAX_TIME: i64 = 1 << 53;
 
@@ -110,6 +112,13 @@ impl Latch {
     fn wait(&self) {
         let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         drop(self.opened.wait_while(open, |open| !*open).unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Waits at most `limit`; whether it is open.
+    fn wait_at_most(&self, limit: Duration) -> bool {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (open, _) = self.opened.wait_timeout_while(open, limit, |open| !*open).unwrap_or_else(|e| e.into_inner());
+        *open
     }
 
     fn open(&self) {
@@ -319,6 +328,11 @@ fn route_when_ready(slot: &Slot, request: &Request) -> Result<Reply, Refusal> {
     match query.path.as_str() {
         "/" | "/index.html" => Ok(page(None)),
         path if path.starts_with("/web/") => asset(path),
+        // The page's first question: answered "not yet" now and then during a long build,
+        // so that no connection waits for minutes (the page asks again).
+        "/api/meta" if !slot.settled.wait_at_most(META_WAIT) => {
+            Ok(Reply::Pending(json!({ "pending": "building the models of the traces" })))
+        }
         _ => {
             slot.settled.wait();
             route(slot.app().ok_or(Refusal::Unavailable)?, &query)

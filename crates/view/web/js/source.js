@@ -73,8 +73,13 @@ export class ServerSource {
       .join('&');
   }
 
-  meta() {
-    return this.known ? Promise.resolve(this.known) : this.json('/api/meta');
+  /** While the server builds the models it answers "pending" now and then: ask again. */
+  async meta() {
+    if (this.known) return this.known;
+    for (;;) {
+      const answer = await this.json('/api/meta');
+      if (!answer.pending) return answer;
+    }
   }
 
   /**

@@ -52,3 +52,25 @@ test('a page that holds the meta does not ask for it', async () => {
   const meta = { traces: [] };
   assert.equal(await new ServerSource('', meta).meta(), meta);
 });
+
+test('a page opened while the models are built asks for the meta until it comes', async () => {
+  const answers = [
+    { status: 202, body: { pending: 'building the models of the traces' } },
+    { status: 202, body: { pending: 'building the models of the traces' } },
+    { status: 200, body: { traces: [{ name: 'a.dat' }] } },
+  ];
+  const asked = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = async (url) => {
+    asked.push(url);
+    const { status, body } = answers.shift();
+    return { ok: status < 300, status, json: async () => body };
+  };
+  try {
+    const meta = await new ServerSource().meta();
+    assert.deepEqual(meta, { traces: [{ name: 'a.dat' }] });
+    assert.deepEqual(asked, ['/api/meta', '/api/meta', '/api/meta']);
+  } finally {
+    globalThis.fetch = real;
+  }
+});
