@@ -98,6 +98,10 @@ fn serves_the_page_before_the_traces_are_shown_and_data_after() {
     assert!(!String::from_utf8_lossy(&page).contains("id=\"meta\""), "no data in the page yet");
     assert_eq!(get(a, "/web/js/main.js").0, 200);
     assert_eq!(get(a, "/web/nothing.js").0, 404);
+    // Refusals that need no trace come at once.
+    assert_eq!(get(a, "/api/tiles?x=%zz").0, 400);
+    let (status, _) = raw(a, b"GET /api/meta HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 403);
     let waiting = std::thread::spawn(move || json(a, "/api/meta"));
     std::thread::sleep(Duration::from_millis(200));
     assert!(!waiting.is_finished(), "a data request waits for the traces");
