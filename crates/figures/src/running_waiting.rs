@@ -83,10 +83,7 @@ impl ColumnMap {
     #[inline]
     fn indices(&self, start: Nanos, end: Nanos) -> std::ops::RangeInclusive<usize> {
         let (from, to) = self.offsets(start, end);
-        match self.shift {
-            Some(shift) => self.shifted_indices(shift, from, to),
-            None => self.position_indices(self.positions(from, to)),
-        }
+        self.range(from, to, || self.positions(from, to))
     }
 
     /// The columns `[start, end)` touches, each with the share of it covered.
@@ -94,11 +91,7 @@ impl ColumnMap {
     fn covered(&self, start: Nanos, end: Nanos) -> impl Iterator<Item = (usize, f64)> + '_ {
         let (from, to) = self.offsets(start, end);
         let (x0, x1) = self.positions(from, to);
-        let indices = match self.shift {
-            Some(shift) => self.shifted_indices(shift, from, to),
-            None => self.position_indices((x0, x1)),
-        };
-        indices.map(move |c| {
+        self.range(from, to, || (x0, x1)).map(move |c| {
             let left = to_f64(c as u64);
             (c, x1.min(left + 1.0) - x0.max(left))
         })
@@ -116,14 +109,17 @@ impl ColumnMap {
         (self.scale.columns(to_f64(from)), self.scale.columns(to_f64(to)))
     }
 
+    /// The columns of offsets `[from, to)`: by shifts at a power-of-two width, else from
+    /// their `positions` in columns.
     #[inline]
-    fn shifted_indices(&self, shift: u32, from: u64, to: u64) -> std::ops::RangeInclusive<usize> {
-        self.clamped((from >> shift) as usize, to.div_ceil(1 << shift) as usize)
-    }
-
-    #[inline]
-    fn position_indices(&self, (x0, x1): (f64, f64)) -> std::ops::RangeInclusive<usize> {
-        self.clamped(floor_index(x0), ceil_index(x1))
+    fn range(&self, from: u64, to: u64, positions: impl FnOnce() -> (f64, f64)) -> std::ops::RangeInclusive<usize> {
+        match self.shift {
+            Some(shift) => self.clamped((from >> shift) as usize, to.div_ceil(1 << shift) as usize),
+            None => {
+                let (x0, x1) = positions();
+                self.clamped(floor_index(x0), ceil_index(x1))
+            }
+        }
     }
 
     /// Columns `[first, after)`, at least one, all below `count`.

@@ -85,10 +85,9 @@ pub struct Slot {
 
 impl Slot {
     /// Sets the app (once; later calls are ignored) and lets waiting requests through.
-    pub fn fill(&self, app: App) -> &App {
-        let app = self.app.get_or_init(|| app);
+    pub fn fill(&self, app: App) {
+        let _ = self.app.set(app);
         self.settled.open();
-        app
     }
 
     /// No app is coming: waiting requests are refused.
@@ -326,7 +325,8 @@ fn route_when_ready(slot: &Slot, request: &Request) -> Result<Reply, Refusal> {
         return route(app, &query);
     }
     match query.path.as_str() {
-        "/" | "/index.html" => Ok(page(None)),
+        // The page without its data (it asks `/api/meta`), and its files.
+        path @ ("/" | "/index.html") => asset(path),
         path if path.starts_with("/web/") => asset(path),
         // The page's first question: answered "not yet" now and then during a long build,
         // so that no connection waits for minutes (the page asks again).
@@ -342,7 +342,7 @@ fn route_when_ready(slot: &Slot, request: &Request) -> Result<Reply, Refusal> {
 
 fn route(app: &App, query: &Query) -> Result<Reply, Refusal> {
     match query.path.as_str() {
-        "/" | "/index.html" => Ok(page(Some(app))),
+        "/" | "/index.html" => Ok(page(app)),
         "/api/meta" => Ok(Reply::Json(meta(app))),
         "/api/status" => Ok(Reply::Json(json!({
             "prepared": app.prepared.load(Ordering::Relaxed),
@@ -382,13 +382,10 @@ fn shown<'a>(app: &'a App, query: &Query) -> Result<&'a Shown, BadRequest> {
     Ok(&app.traces[index as usize])
 }
 
-/// The page, with `/api/meta`'s answer in it once the app is there (a JSON script
-/// element the page reads instead of asking; before, the page asks).
-fn page(app: Option<&App>) -> Reply {
+/// The page, with `/api/meta`'s answer in it (a JSON script element the page reads
+/// instead of asking).
+fn page(app: &App) -> Reply {
     let (content_type, html) = assets::find("/").expect("the page is embedded");
-    let Some(app) = app else {
-        return Reply::Bytes { content_type, body: Arc::new(html.into_owned()), attachment: None };
-    };
     let html = String::from_utf8_lossy(&html);
     // `<` only occurs inside JSON strings, where `\u003c` means the same: the element
     // cannot be closed early by a trace's name.

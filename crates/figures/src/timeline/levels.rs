@@ -167,7 +167,12 @@ impl ColumnSums {
         if 2 * (self.used.len() + 1) > self.slots.len() {
             self.grow();
         }
-        let key = Self::key(color);
+        self.add_key(Self::key(color), ns);
+    }
+
+    /// Adds to `key`'s sum; the table has room.
+    #[inline]
+    fn add_key(&mut self, key: u32, ns: u64) {
         let mask = self.slots.len() - 1;
         let mut slot = (key.wrapping_mul(0x9e37_79b1) >> 16) as usize & mask;
         loop {
@@ -190,7 +195,7 @@ impl ColumnSums {
         let entries: Vec<(u32, u64)> = self.used.drain(..).map(|slot| self.slots[slot]).collect();
         self.slots = vec![(0, 0); (2 * self.slots.len()).max(64)];
         for (key, ns) in entries {
-            self.add(Self::color(key), ns);
+            self.add_key(key, ns);
         }
     }
 
@@ -223,23 +228,18 @@ fn halve(cover: Cover) -> Cover {
     let mut parents: Cover = Vec::with_capacity(cover.len());
     for parent in cover.chunk_by(|a, b| a.0 >> 1 == b.0 >> 1) {
         let column = parent[0].0 >> 1;
-        let split = parent.partition_point(|e| e.0 == parent[0].0);
-        let (mut left, mut right) = (parent[..split].iter().peekable(), parent[split..].iter().peekable());
-        loop {
-            let next = match (left.peek(), right.peek()) {
-                (Some(l), Some(r)) if l.1 == r.1 => {
-                    let sum = l.2 + r.2;
-                    let color = l.1;
-                    left.next();
-                    right.next();
-                    (color, sum)
-                }
-                (Some(l), Some(r)) if l.1 < r.1 => left.next().map(|e| (e.1, e.2)).expect("peeked"),
-                (_, Some(_)) => right.next().map(|e| (e.1, e.2)).expect("peeked"),
-                (Some(_), None) => left.next().map(|e| (e.1, e.2)).expect("peeked"),
-                (None, None) => break,
-            };
-            parents.push((column, next.0, next.1));
+        let (left, right) = parent.split_at(parent.partition_point(|e| e.0 == parent[0].0));
+        let (mut i, mut j) = (0, 0);
+        while i < left.len() || j < right.len() {
+            // The next color of either half, from both when they share it.
+            let (l, r) = (left.get(i), right.get(j));
+            let from_left = l.filter(|l| r.is_none_or(|r| l.1 <= r.1));
+            let from_right = r.filter(|r| l.is_none_or(|l| r.1 <= l.1));
+            let color = from_left.or(from_right).expect("a half has entries left").1;
+            let ns = from_left.map_or(0, |e| e.2) + from_right.map_or(0, |e| e.2);
+            i += usize::from(from_left.is_some());
+            j += usize::from(from_right.is_some());
+            parents.push((column, color, ns));
         }
     }
     parents
