@@ -40,9 +40,10 @@ export class App {
 
   async start() {
     // A page opened while the server still builds the models waits for their description.
-    const footer = this.root.querySelector('#status');
-    if (footer && this.source.known === null) footer.textContent = 'Building the models of the traces…';
+    const loading = this.source.known === null && this.root.querySelector('#views');
+    if (loading) loading.dataset.loading = 'Building the models of the traces…';
     this.meta = await this.source.meta();
+    if (loading) delete loading.dataset.loading;
     const initial = this.meta.initial || {};
     const defaults = { ...DEFAULTS, forked: !!initial.forked, socket: !!initial.socketOrder };
     this.defaults = defaults;
