@@ -509,6 +509,7 @@ fn number(data: &[u8], field: FieldRef, little: bool) -> Option<i64> {
     Some(if field.signed { ((raw << shift) as i64) >> shift } else { raw as i64 })
 }
 
+#[inline]
 fn decode_with<'a, N>(decoder: &Decoder, e: &Event<'a>, name: &mut impl FnMut(RawName<'a>) -> N) -> Option<Sched<N>> {
     let (data, little) = (e.data, e.endian == tracedat::Endian::Little);
     match decoder {

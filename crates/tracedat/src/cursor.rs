@@ -75,16 +75,19 @@ impl CpuCursor {
         }
     }
 
+    #[inline]
     pub fn key(&self) -> MergeKey {
         (self.ts, self.buffer, self.cpu)
     }
 
     /// The current record's bytes.
+    #[inline]
     pub fn record(&self) -> &[u8] {
         &self.block[self.start..self.end]
     }
 
     /// The bytes after the current record up to the end of its page.
+    #[inline]
     pub fn page_rest(&self) -> &[u8] {
         let page_end = (self.page_start + self.page_size).min(self.block.len());
         &self.block[self.end.min(page_end)..page_end]

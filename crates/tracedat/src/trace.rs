@@ -218,6 +218,7 @@ impl<'t> EventStream<'t> {
 
     /// The next event or loss notice; `None` at the end.
     #[allow(clippy::should_implement_trait)]
+    #[inline]
     pub fn next(&mut self) -> Option<Item<'_>> {
         if !self.started {
             self.start();
@@ -300,6 +301,7 @@ impl<'t> EventStream<'t> {
 }
 
 /// The event a cursor's current record holds.
+#[inline]
 fn event_of<'a>(trace: &'a Trace, cursor: &'a CpuCursor) -> Event<'a> {
     let data = cursor.record();
     let meta = &trace.meta;
