@@ -533,6 +533,106 @@ mod tests {
         }
     }
 
+    /// A trace of `cpus` CPUs whose events (of no scheduler format: the model's `Other`)
+    /// are stamped `times[cpu]` in file order, with an uncounted loss before each time
+    /// listed in `losses`.
+    fn trace_of(times: &[Vec<u64>], losses: &[u64]) -> Trace {
+        use tracedat::compress::Codec;
+        use tracedat::{Endian, FileFormat, TraceWriter};
+        let format = FileFormat::v7(Codec::None, Endian::Little, 8, 256);
+        let mut writer = TraceWriter::new(format, times.len() as u32).expect("a writer");
+        writer.add_event_format("sched", include_str!("../../synth/formats/sched_switch.format"));
+        for (cpu, times) in times.iter().enumerate() {
+            let mut sink = writer.cpu_sink(TraceWriter::TOP, cpu as u32).expect("a CPU");
+            for &ts in times {
+                if losses.contains(&ts) {
+                    sink.mark_lost(None);
+                }
+                let payload = [0xff, 0xff, 0, 0, 1, 0, 0, 0];
+                sink.add_event(ts, &payload).expect("an event");
+            }
+            writer.close_sink(sink).expect("closed");
+        }
+        let mut bytes = Vec::new();
+        writer.write_to(&mut bytes).expect("written");
+        Trace::from_bytes("staged.dat", bytes).expect("readable")
+    }
+
+    /// What one worker over all CPUs stages, as (time, CPU, loss) in order.
+    fn staged(trace: &Trace) -> Vec<(u64, u32, bool)> {
+        let decoder = SchedDecoder::new(trace.formats());
+        let queues =
+            (0..trace.cpu_count()).map(|cpu| CpuQueue::new(trace.events_of(&Selection::one_cpu("", cpu)))).collect();
+        let (full_tx, full_rx) = sync_channel::<Batch>(BATCHES_AHEAD);
+        let (_empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
+        let items = std::thread::scope(|scope| {
+            let reader = scope.spawn(move || full_rx.iter().flat_map(|batch| batch.items).collect::<Vec<_>>());
+            stage(queues, &decoder, full_tx, empty_rx, &AtomicU64::new(0));
+            reader.join().expect("collected")
+        });
+        items
+            .iter()
+            .map(|item| {
+                let (ts, cpu) = item.key();
+                (ts.0, cpu.0, matches!(item, Staged::Lost(..)))
+            })
+            .collect()
+    }
+
+    /// The same through the reader's own merge of every CPU (losses before their event).
+    fn merged(trace: &Trace) -> Vec<(u64, u32, bool)> {
+        let mut stream = trace.events();
+        let mut order = Vec::new();
+        let mut lost = false;
+        while let Some(item) = stream.next() {
+            match item {
+                Item::Lost(_) => lost = true,
+                Item::Event(event) => {
+                    if std::mem::take(&mut lost) {
+                        order.push((event.ts.0, event.cpu.0, true));
+                    }
+                    order.push((event.ts.0, event.cpu.0, false));
+                }
+            }
+        }
+        order
+    }
+
+    #[test]
+    fn a_worker_stages_its_cpus_in_the_order_of_one_merge_over_all_cpus() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % below
+        };
+        for case in 0..12 {
+            // Dense and sparse stretches (gaps of up to 20 s), bursts of equal times,
+            // losses, and on some CPUs times that go back (damage).
+            let cpus = 1 + random(9) as usize;
+            let times: Vec<Vec<u64>> = (0..cpus)
+                .map(|cpu| {
+                    let mut ts = 1_000_000_000 + random(3) * 1000;
+                    (0..random(3000))
+                        .map(|_| {
+                            ts = match random(100) {
+                                0 => ts + random(20_000_000_000),
+                                1 if case % 3 == 0 && cpu % 2 == 1 => ts.saturating_sub(random(5_000_000)),
+                                2..=30 => ts,
+                                _ => ts + random(50_000),
+                            };
+                            ts / 1000 * 1000
+                        })
+                        .collect()
+                })
+                .collect();
+            let losses: Vec<u64> = times.iter().flatten().copied().filter(|_| random(200) == 0).collect();
+            let trace = trace_of(&times, &losses);
+            assert_eq!(staged(&trace), merged(&trace), "case {case}: {cpus} CPUs");
+        }
+    }
+
     #[test]
     fn staged_items_stay_small() {
         assert!(std::mem::size_of::<Staged>() <= 48, "{}", std::mem::size_of::<Staged>());
