@@ -89,7 +89,9 @@ pub enum Sched<N> {
     Switch {
         prev_pid: Pid,
         prev_comm: N,
-        prev_state: i64,
+        /// The low 16 bits of `prev_state`: every task state bit a kernel reports (its
+        /// `long` holds no more), all the model keeps.
+        prev_state: u16,
         next_pid: Pid,
         next_comm: N,
     },
@@ -261,7 +263,6 @@ struct SwitchLayout {
     prev_comm: usize,
     prev_pid: usize,
     prev_state: usize,
-    long_state: bool,
     next_comm: usize,
     next_pid: usize,
     len: usize,
@@ -290,7 +291,6 @@ impl SwitchLayout {
             prev_comm,
             prev_pid: prev_pid.offset as usize,
             prev_state: prev_state.offset as usize,
-            long_state: prev_state.size == 8,
             next_comm,
             next_pid: next_pid.offset as usize,
             len: ends.into_iter().fold(state_end, usize::max),
@@ -300,12 +300,11 @@ impl SwitchLayout {
     #[inline]
     fn read<'a, N>(&self, data: &'a [u8], name: &mut impl FnMut(RawName<'a>) -> N) -> Option<Sched<N>> {
         let data = data.get(..self.len)?;
-        let prev_state =
-            if self.long_state { le_i64(data, self.prev_state) } else { i64::from(le_i32(data, self.prev_state)) };
         Some(Sched::Switch {
             prev_pid: Pid(le_i32(data, self.prev_pid)),
             prev_comm: name(comm_at(data, self.prev_comm)),
-            prev_state,
+            // Little-endian: the low bits come first, whether the field is 4 or 8 bytes.
+            prev_state: u16::from_le_bytes([data[self.prev_state], data[self.prev_state + 1]]),
             next_pid: Pid(le_i32(data, self.next_pid)),
             next_comm: name(comm_at(data, self.next_comm)),
         })
@@ -357,11 +356,6 @@ impl WakeLayout {
 #[inline(always)]
 fn le_i32(data: &[u8], at: usize) -> i32 {
     i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
-}
-
-#[inline(always)]
-fn le_i64(data: &[u8], at: usize) -> i64 {
-    i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"))
 }
 
 #[inline(always)]
@@ -523,7 +517,7 @@ fn decode_with<'a, N>(decoder: &Decoder, e: &Event<'a>, name: &mut impl FnMut(Ra
     Some(match decoder {
         Decoder::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm, .. } => {
             let (prev_pid, prev_state, next_pid) =
-                (pid(*prev_pid)?, number(data, *prev_state, little)?, pid(*next_pid)?);
+                (pid(*prev_pid)?, number(data, *prev_state, little)? as u16, pid(*next_pid)?);
             Sched::Switch {
                 prev_pid,
                 prev_comm: name(prev_comm.read(e)),

@@ -15,9 +15,9 @@ pub struct Scenario {
 }
 
 /// `prev_state` of a preempted task.
-pub const R: i64 = 0;
+pub const R: u16 = 0;
 /// `prev_state` of a sleeping task.
-pub const S: i64 = 1;
+pub const S: u16 = 1;
 
 impl Scenario {
     pub fn new(cpus: u32, tasks: &[(i32, &'static str)]) -> Scenario {
@@ -37,7 +37,7 @@ impl Scenario {
         self.tracker.event(ctx, &event, &mut |name: &[u8], comms| (!name.is_empty()).then(|| comms.intern(name)));
     }
 
-    pub fn switch(&mut self, time: u64, cpu: u32, prev: i32, prev_state: i64, next: i32) -> &mut Self {
+    pub fn switch(&mut self, time: u64, cpu: u32, prev: i32, prev_state: u16, next: i32) -> &mut Self {
         let (prev_comm, next_comm) = (self.name(prev), self.name(next));
         let event = SchedEvent::Switch { prev_pid: Pid(prev), prev_comm, prev_state, next_pid: Pid(next), next_comm };
         self.feed(time, cpu, prev, event);

@@ -635,7 +635,7 @@ mod tests {
 
     #[test]
     fn staged_items_stay_small() {
-        assert!(std::mem::size_of::<Staged>() <= 48, "{}", std::mem::size_of::<Staged>());
+        assert!(std::mem::size_of::<Staged>() <= 40, "{}", std::mem::size_of::<Staged>());
     }
 
     #[test]

@@ -470,7 +470,7 @@ impl Tracker {
         self.timelines[cpu.index()].segments.push(Segment { start, end, task, end_kind, flags, prev_state });
     }
 
-    fn switch(&mut self, ctx: EventContext, prev: TaskId, prev_state: i64, next: TaskId) {
+    fn switch(&mut self, ctx: EventContext, prev: TaskId, prev_state: u16, next: TaskId) {
         let cpu = ctx.cpu;
         match self.cpu_state[cpu.index()].current {
             Current::Uncertain { since, .. } => {
@@ -490,7 +490,7 @@ impl Tracker {
                     return self.switch(ctx, prev, prev_state, next);
                 }
                 let end_kind = self.segment_end_kind(prev, prev_state);
-                self.end_segment(cpu, prev, since, ctx.ts, flags, end_kind, prev_state as u16);
+                self.end_segment(cpu, prev, since, ctx.ts, flags, end_kind, prev_state);
                 self.leave_cpu(cpu, prev, prev_state, ctx.ts);
             }
         }
@@ -524,7 +524,7 @@ impl Tracker {
         self.runtime[task.index()].state = State::Unknown;
     }
 
-    fn segment_end_kind(&self, task: TaskId, prev_state: i64) -> SegmentEnd {
+    fn segment_end_kind(&self, task: TaskId, prev_state: u16) -> SegmentEnd {
         if task != TaskId::IDLE && (self.runtime[task.index()].exiting || prev_state & EXIT_STATES != 0) {
             SegmentEnd::Exited
         } else if is_runnable_state(prev_state) {
@@ -535,7 +535,7 @@ impl Tracker {
     }
 
     /// `task` stops running on `cpu`: preempted (runnable), blocked or gone.
-    fn leave_cpu(&mut self, cpu: Cpu, task: TaskId, prev_state: i64, time: Nanos) {
+    fn leave_cpu(&mut self, cpu: Cpu, task: TaskId, prev_state: u16, time: Nanos) {
         if task == TaskId::IDLE {
             return;
         }
@@ -752,10 +752,10 @@ fn truncate_comm(name: &[u8]) -> &[u8] {
 
 /// `prev_state` bits of a dead task on every kernel: EXIT_ZOMBIE and EXIT_DEAD are 0x10
 /// and 0x20 in both the old and the 4.14+ encoding.
-const EXIT_STATES: i64 = 0x30;
+const EXIT_STATES: u16 = 0x30;
 
 /// A switched-out task is still runnable when no sleeping bit of the low byte is set
 /// (R is 0; the "preempted" flag sits above the low byte on every kernel version).
-fn is_runnable_state(prev_state: i64) -> bool {
+fn is_runnable_state(prev_state: u16) -> bool {
     prev_state & 0xff == 0
 }

@@ -161,9 +161,9 @@ fn name_kind(name: &[u8]) -> usize {
 }
 
 /// The [`PREV_STATES`] entry nearest a real `prev_state`: itself, else running or sleeping.
-fn state_byte(state: i64) -> u8 {
+fn state_byte(state: u16) -> u8 {
     let fallback = if state & 0xff == 0 { 0 } else { 1 };
-    PREV_STATES.iter().position(|&s| s == state).unwrap_or(fallback) as u8
+    PREV_STATES.iter().position(|&s| s as u16 == state).unwrap_or(fallback) as u8
 }
 
 fn cpu_field(cpu: Option<Cpu>) -> CpuField {
