@@ -287,7 +287,8 @@ impl Default for WorkerNames {
 }
 
 impl WorkerNames {
-    #[inline]
+    /// (Small enough to be inlined into the decoding of every name; misses go elsewhere.)
+    #[inline(always)]
     fn number(&mut self, name: RawName<'_>, batch: &mut Batch) -> NameId {
         match name {
             RawName::Packed(0) => None,
@@ -299,23 +300,34 @@ impl WorkerNames {
                 if cached == word && id != 0 {
                     return NonZeroU32::new(id);
                 }
-                let name = name.word().unwrap_or(0);
-                let id = (name != 0).then(|| self.number_packed(name, batch));
-                self.cache[slot] = (word, id.map_or(0, NonZeroU32::get));
-                id
+                self.number_missed(name, word, slot, batch)
             }
-            RawName::Long(bytes) => Some(match self.long.get(bytes) {
-                Some(&id) => id,
-                None => {
-                    let id = self.announce(bytes, batch);
-                    self.long.insert(bytes.into(), id);
-                    id
-                }
-            }),
+            RawName::Long(bytes) => Some(self.number_long(bytes, batch)),
         }
     }
 
+    /// A short name, `stored` as the record holds it, not in the cache's `slot`:
+    /// numbered, and cached there.
     #[cold]
+    fn number_missed(&mut self, name: RawName<'_>, stored: u128, slot: usize, batch: &mut Batch) -> NameId {
+        let word = name.word().unwrap_or(0);
+        let id = (word != 0).then(|| self.number_packed(word, batch));
+        self.cache[slot] = (stored, id.map_or(0, NonZeroU32::get));
+        id
+    }
+
+    #[cold]
+    fn number_long(&mut self, bytes: &[u8], batch: &mut Batch) -> NonZeroU32 {
+        match self.long.get(bytes) {
+            Some(&id) => id,
+            None => {
+                let id = self.announce(bytes, batch);
+                self.long.insert(bytes.into(), id);
+                id
+            }
+        }
+    }
+
     fn number_packed(&mut self, word: u128, batch: &mut Batch) -> NonZeroU32 {
         if let Some(&id) = self.short.get(&word) {
             return id;
