@@ -182,6 +182,7 @@ impl<'p> PageRecords<'p> {
         self.data.get(at..at + 4).map(|b| self.endian.u32(b.try_into().expect("4 bytes")))
     }
 
+    #[cold]
     fn fail(&mut self, message: String) -> Option<Result<RawRecord, ErrorKind>> {
         self.failed = true;
         Some(Err(ErrorKind::Malformed(message)))
@@ -191,6 +192,7 @@ impl<'p> PageRecords<'p> {
 impl Iterator for PageRecords<'_> {
     type Item = Result<RawRecord, ErrorKind>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         while !self.failed && self.pos < self.data.len() {
             let at = self.pos;
