@@ -28,19 +28,24 @@ const BATCHES_AHEAD: usize = 4;
 type NameId = Option<NonZeroU32>;
 
 /// One item of a worker's stream, decoded. A loss is reported with the context of the
-/// event it precedes, so it sorts right before it.
+/// event it precedes, so it sorts right before it. (The context comes first whatever the
+/// item, so the merges read its time at one place, without looking at the kind first.)
 #[derive(Copy, Clone)]
-pub(crate) enum Staged {
-    Event(EventContext, Sched<NameId>),
-    Lost(EventContext, Option<u64>),
+pub(crate) struct Staged {
+    ctx: EventContext,
+    what: StagedKind,
+}
+
+#[derive(Copy, Clone)]
+enum StagedKind {
+    Event(Sched<NameId>),
+    Lost(Option<u64>),
 }
 
 impl Staged {
     #[inline]
     fn key(&self) -> (tracedat::Nanos, Cpu) {
-        match self {
-            Staged::Event(ctx, _) | Staged::Lost(ctx, _) => (ctx.ts, ctx.cpu),
-        }
+        (self.ctx.ts, self.ctx.cpu)
     }
 }
 
@@ -187,12 +192,13 @@ impl Worker {
     /// Feeds the current item to the tracker and moves on.
     #[inline]
     fn feed(&mut self, tracker: &mut Tracker) {
-        match self.batch.items[self.position] {
-            Staged::Event(ctx, event) => {
+        let Staged { ctx, what } = self.batch.items[self.position];
+        match what {
+            StagedKind::Event(event) => {
                 let (comms, names) = (&mut self.comms, &self.names);
                 tracker.event(ctx, &event, &mut |name, table| Worker::comm(comms, names, name, table));
             }
-            Staged::Lost(ctx, count) => tracker.lost(ctx.cpu, count),
+            StagedKind::Lost(count) => tracker.lost(ctx.cpu, count),
         }
         self.position += 1;
     }
@@ -396,10 +402,10 @@ impl<'t> CpuQueue<'t> {
                     let ctx = EventContext { ts: event.ts, cpu: event.cpu, pid: event.pid() };
                     // A loss is reported just before the next event of its CPU.
                     if let Some(count) = self.pending_loss.take() {
-                        self.items.push(Staged::Lost(ctx, count));
+                        self.items.push(Staged { ctx, what: StagedKind::Lost(count) });
                     }
                     let decoded = decoder.decode_named(&event, &mut |name| names.number(name, batch));
-                    self.items.push(Staged::Event(ctx, decoded));
+                    self.items.push(Staged { ctx, what: StagedKind::Event(decoded) });
                 }
                 Some(Item::Lost(lost)) => self.pending_loss = Some(lost.count),
                 None => self.exhausted = true,
@@ -586,7 +592,7 @@ mod tests {
             .iter()
             .map(|item| {
                 let (ts, cpu) = item.key();
-                (ts.0, cpu.0, matches!(item, Staged::Lost(..)))
+                (ts.0, cpu.0, matches!(item.what, StagedKind::Lost(_)))
             })
             .collect()
     }
