@@ -1,6 +1,6 @@
 //! Reading and decoding run on worker threads, one per group of CPUs, ahead of the
-//! tracker: each worker decompresses and decodes its CPUs' events (merged among
-//! themselves in time order) into batches of compact scheduler events whose names are
+//! tracker: each worker decompresses and decodes its CPUs' events (put in time order
+//! among themselves a block of time at a time) into batches of compact scheduler events whose names are
 //! worker-local numbers, and the tracker's thread merges the workers' batches. Merging
 //! per worker and then across workers yields exactly the order of one merge over all
 //! CPUs (timestamp, then CPU), so the model does not depend on the number of threads.
@@ -476,9 +476,19 @@ fn tournament_key(key: Option<(tracedat::Nanos, Cpu)>, index: usize) -> u128 {
     key.map_or(u128::MAX, |(ts, _)| u128::from(ts.0) << 64 | index as u128)
 }
 
-/// A worker: reads its CPUs (each in bursts, in order), merges their items by
-/// (timestamp, CPU) and sends them in batches to `full`, reusing those that come back on
-/// `empty`. Stops early when the tracker has gone.
+/// A worker: reads its CPUs (each in bursts, in order) a block of time at a time, puts
+/// each block's items in (timestamp, CPU) order and sends them in batches to `full`,
+/// reusing those that come back on `empty`. Stops early when the tracker has gone.
+///
+/// A block holds, from every CPU, the run of next items stamped up to the block's end,
+/// which starts at the earliest next item. Whatever a merge of the CPUs would yield before
+/// the block's items it has already yielded, and after them it yields only later items
+/// (each CPU's next item is then past the block's end), so ordering block by block is
+/// the merge. The block's length adapts to hold about [`BLOCK_ITEMS`] (but at least
+/// every item of its first instant, however many share it: a damaged trace whose times
+/// stand still makes one large block, never a wrong order). Ordering a block costs a few
+/// radix passes per item, where a tournament over hundreds of CPUs cost a mispredicted
+/// branch per level per item.
 fn stage(
     mut queues: Vec<CpuQueue<'_>>,
     decoder: &SchedDecoder,
@@ -488,18 +498,30 @@ fn stage(
 ) -> StreamEnd {
     let mut names = WorkerNames::default();
     let mut batch = Batch::default();
+    let mut order = BlockOrder::default();
     let mut reported = 0u64;
-    let keys = queues
-        .iter_mut()
-        .enumerate()
-        .map(|(index, queue)| tournament_key(queue.head(decoder, &mut names, &mut batch), index))
-        .collect();
-    let mut tournament = Tournament::new(keys);
-    while let Some(index) = tournament.winner() {
-        let queue = &mut queues[index];
-        batch.items.push(queue.items[queue.next]);
-        queue.next += 1;
-        tournament.replace_winner(tournament_key(queue.head(decoder, &mut names, &mut batch), index));
+    let mut span_ns = INITIAL_SPAN_NS;
+    loop {
+        let heads = queues.iter_mut().filter_map(|queue| queue.head(decoder, &mut names, &mut batch));
+        let Some(start) = heads.map(|(ts, _)| ts.0).min() else { break };
+        let last = tracedat::Nanos(start.saturating_add(span_ns - 1));
+        let first = batch.items.len();
+        order.runs.clear();
+        for queue in &mut queues {
+            let run_start = batch.items.len() - first;
+            let mut previous = tracedat::Nanos(0);
+            while let Some((ts, _)) = queue.head(decoder, &mut names, &mut batch).filter(|&(ts, _)| ts <= last) {
+                order.in_time_order &= ts >= previous;
+                previous = ts;
+                batch.items.push(queue.items[queue.next]);
+                queue.next += 1;
+            }
+            if batch.items.len() - first > run_start {
+                order.runs.push(run_start..batch.items.len() - first);
+            }
+        }
+        order.arrange(&mut batch.items[first..], start);
+        span_ns = next_span(span_ns, batch.items.len() - first);
         if batch.items.len() >= BATCH_EVENTS {
             let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
             bytes_done.fetch_add(done - reported, Ordering::Relaxed);
@@ -524,6 +546,109 @@ fn stage(
         end.damage.extend(queue.stream.take_damage());
     }
     end
+}
+
+/// Items a worker's block aims to hold: enough that sorting costs little per item, few
+/// enough to stay in cache.
+const BLOCK_ITEMS: usize = BATCH_EVENTS / 2;
+/// The first block's length (ns); later ones adapt to the trace's event rate.
+const INITIAL_SPAN_NS: u64 = 1 << 20;
+
+/// The next block's length after one of `span_ns` held `items`: scaled towards
+/// [`BLOCK_ITEMS`], by at most 8 either way, never below 1 ns.
+fn next_span(span_ns: u64, items: usize) -> u64 {
+    let wanted = u128::from(span_ns) * BLOCK_ITEMS as u128 / items.max(1) as u128;
+    wanted.clamp(u128::from(span_ns / 8), u128::from(span_ns).saturating_mul(8)).clamp(1, u128::from(u64::MAX)) as u64
+}
+
+/// Puts a block's runs (one per CPU, in CPU order, each in the CPU's order) in the order
+/// a merge by (timestamp, CPU) yields them: a stable radix sort on the times when every
+/// run is in time order, a tournament over the runs when one is not (a damaged trace).
+struct BlockOrder {
+    /// The block's runs: ranges of the block.
+    runs: Vec<std::ops::Range<usize>>,
+    /// Whether each run's times never go back (cleared by the worker, reset here).
+    in_time_order: bool,
+    /// Time since the block's start (high 32 bits) and place in the block (low 32 bits).
+    keys: Vec<u64>,
+    scratch: Vec<u64>,
+    arranged: Vec<Staged>,
+}
+
+impl Default for BlockOrder {
+    fn default() -> Self {
+        BlockOrder {
+            runs: Vec::new(),
+            in_time_order: true,
+            keys: Vec::new(),
+            scratch: Vec::new(),
+            arranged: Vec::new(),
+        }
+    }
+}
+
+/// Bits of a radix sort digit.
+const DIGIT_BITS: u32 = 11;
+
+impl BlockOrder {
+    fn arrange(&mut self, block: &mut [Staged], start_ns: u64) {
+        let in_time_order = std::mem::replace(&mut self.in_time_order, true);
+        if self.runs.len() < 2 && in_time_order {
+            return;
+        }
+        self.arranged.clear();
+        let latest = block.iter().map(|item| item.key().0.0.saturating_sub(start_ns)).max().unwrap_or(0);
+        match u32::try_from(latest) {
+            Ok(latest) if in_time_order => self.radix_sort(block, start_ns, latest),
+            _ => self.merge_runs(block),
+        }
+        block.copy_from_slice(&self.arranged);
+    }
+
+    /// Sorts the block's places by their times since `start_ns` (at most `latest`), in
+    /// as many passes of [`DIGIT_BITS`] as `latest` needs; places with equal times stay
+    /// in block order (runs in CPU order).
+    fn radix_sort(&mut self, block: &[Staged], start_ns: u64, latest: u32) {
+        self.keys.clear();
+        self.keys
+            .extend(block.iter().enumerate().map(|(place, item)| (item.key().0.0 - start_ns) << 32 | place as u64));
+        let mut shift = 32;
+        while shift < 64 && latest >> (shift - 32) != 0 {
+            let mut counts = [0usize; 1 << DIGIT_BITS];
+            let digit = |key: u64| (key >> shift) as usize & ((1 << DIGIT_BITS) - 1);
+            self.keys.iter().for_each(|&key| counts[digit(key)] += 1);
+            let mut total = 0;
+            for count in &mut counts {
+                (*count, total) = (total, total + *count);
+            }
+            self.scratch.resize(self.keys.len(), 0);
+            for &key in &self.keys {
+                let slot = &mut counts[digit(key)];
+                self.scratch[*slot] = key;
+                *slot += 1;
+            }
+            std::mem::swap(&mut self.keys, &mut self.scratch);
+            shift += DIGIT_BITS;
+        }
+        self.arranged.extend(self.keys.iter().map(|&key| block[key as u32 as usize]));
+    }
+
+    /// Merges the runs as the worker's queues would be merged: whichever run's next item
+    /// has the earliest time (then the lowest CPU) goes first, even where a run's times
+    /// go back.
+    fn merge_runs(&mut self, block: &[Staged]) {
+        let key = |run: &std::ops::Range<usize>, index: usize| {
+            tournament_key((!run.is_empty()).then(|| block[run.start].key()), index)
+        };
+        let mut tournament =
+            Tournament::new(self.runs.iter().enumerate().map(|(index, run)| key(run, index)).collect());
+        while let Some(index) = tournament.winner() {
+            let run = &mut self.runs[index];
+            self.arranged.push(block[run.start]);
+            run.start += 1;
+            tournament.replace_winner(key(run, index));
+        }
+    }
 }
 
 #[cfg(test)]
