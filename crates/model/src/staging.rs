@@ -1,11 +1,12 @@
 //! Reading and decoding run on worker threads, one per group of CPUs, ahead of the
-//! tracker: each worker decompresses and decodes its CPUs' events (put in time order
-//! among themselves a block of time at a time) into batches of compact scheduler events whose names are
-//! worker-local numbers, and the tracker's thread merges the workers' batches. Merging
-//! per worker and then across workers yields exactly the order of one merge over all
-//! CPUs (timestamp, then CPU), so the model does not depend on the number of threads.
-//! Batches are recycled: the pipeline allocates nothing in the steady state and holds a
-//! bounded number of events in flight.
+//! tracker: each worker decompresses and decodes its CPUs' events, puts them in time
+//! order among themselves a block of time at a time, and sends them in batches of compact
+//! scheduler events whose names are worker-local numbers; the tracker's thread merges the
+//! workers' batches. Ordering per worker and then merging across workers yields exactly
+//! the order of one merge over all CPUs (timestamp, then CPU), so the model does not
+//! depend on the number of threads. Batches are recycled: the pipeline allocates nothing
+//! in the steady state and holds a bounded number of events in flight (a block holds at
+//! least one instant's events, see [`stage`]).
 
 use crate::events::{EventContext, RawName, Sched, SchedDecoder};
 use crate::tasks::CommId;
