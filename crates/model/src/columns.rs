@@ -96,6 +96,9 @@ const FAR: u32 = u32::MAX;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Times {
     bases: Vec<u64>,
+    /// The last block's base, the one rows are added to: read beside the table's other
+    /// fields, without a second memory access through `bases`.
+    last_base: u64,
     /// Times whose offset does not fit, by row (added in row order, so sorted).
     far: Vec<(usize, Nanos)>,
 }
@@ -106,9 +109,10 @@ impl Times {
     pub fn encode(&mut self, row: usize, time: Nanos) -> u32 {
         if row % BLOCK == 0 {
             self.bases.push(time.0);
+            self.last_base = time.0;
         }
-        let base = self.bases[row / BLOCK];
-        match time.0.checked_sub(base).and_then(|d| u32::try_from(d).ok()).filter(|&d| d != FAR) {
+        debug_assert_eq!(self.bases.len(), row / BLOCK + 1, "rows are encoded in order");
+        match time.0.checked_sub(self.last_base).and_then(|d| u32::try_from(d).ok()).filter(|&d| d != FAR) {
             Some(offset) => offset,
             None => self.keep_far(row, time),
         }
