@@ -19,14 +19,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use tracedat::{Cpu, EventStream, Item, Selection, Trace};
 
-/// Events per batch: large enough that channel traffic is negligible, small enough to
-/// stay in cache.
+/// Events per batch (its capacity; a batch is sent once half full, so that the next
+/// block fits): large enough that channel traffic is negligible, small enough to stay
+/// in cache.
 const BATCH_EVENTS: usize = 8192;
-/// Batches a worker may have in flight: a scheduler timeslice of its work or so. With
-/// fewer, a worker sharing a core with the tracker fills its queue in well under a
-/// timeslice and then blocks and wakes over and over (on the 41M-event trace of 256 CPUs
-/// on 2 cores, 4 batches made `graph` 8-9% slower than 16; 48 were no faster).
-const BATCHES_AHEAD: usize = 16;
+/// Batches all workers together may have in flight: a scheduler timeslice of work or
+/// so. With fewer, a worker sharing a core with the tracker fills its queue in well under
+/// a timeslice and then blocks and wakes over and over (on the 41M-event trace of 256
+/// CPUs on 2 cores, 2 workers of 4 batches each made `graph` 8-9% slower than of 16).
+const BATCHES_IN_FLIGHT: usize = 32;
+
+/// The batches one of `workers` workers may have in flight.
+fn batches_ahead(workers: usize) -> usize {
+    (BATCHES_IN_FLIGHT / workers.max(1)).clamp(4, 16)
+}
 
 /// A name as a worker numbers it (from 1; `None`: empty).
 type NameId = Option<NonZeroU32>;
@@ -60,6 +66,12 @@ pub(crate) struct Batch {
     new_names: Vec<Box<[u8]>>,
 }
 
+impl Batch {
+    fn new() -> Batch {
+        Batch { items: Vec::with_capacity(BATCH_EVENTS), new_names: Vec::new() }
+    }
+}
+
 /// What the workers' streams reported once exhausted.
 #[derive(Default)]
 pub(crate) struct StreamEnd {
@@ -78,12 +90,13 @@ pub(crate) fn track(
     progress: &mut dyn FnMut(u64),
 ) -> StreamEnd {
     let groups = cpu_groups(trace, buffer);
+    let ahead = batches_ahead(groups.len());
     let bytes_done = AtomicU64::new(0);
     std::thread::scope(|scope| {
         let mut workers = Vec::with_capacity(groups.len());
         let mut handles = Vec::with_capacity(groups.len());
         for cpus in groups {
-            let (full_tx, full_rx) = sync_channel::<Batch>(BATCHES_AHEAD);
+            let (full_tx, full_rx) = sync_channel::<Batch>(ahead);
             let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
             let bytes_done = &bytes_done;
             let handle = std::thread::Builder::new()
@@ -498,7 +511,7 @@ fn stage(
     bytes_done: &AtomicU64,
 ) -> StreamEnd {
     let mut names = WorkerNames::default();
-    let mut batch = Batch::default();
+    let mut batch = Batch::new();
     let mut order = BlockOrder::default();
     let mut reported = 0u64;
     let mut span_ns = INITIAL_SPAN_NS;
@@ -523,11 +536,11 @@ fn stage(
         }
         order.arrange(&mut batch.items[first..], start);
         span_ns = next_span(span_ns, batch.items.len() - first);
-        if batch.items.len() >= BATCH_EVENTS {
+        if batch.items.len() >= BATCH_EVENTS / 2 {
             let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
             bytes_done.fetch_add(done - reported, Ordering::Relaxed);
             reported = done;
-            let next = empty.try_recv().unwrap_or_default();
+            let next = empty.try_recv().unwrap_or_else(|_| Batch::new());
             if full.send(std::mem::replace(&mut batch, next)).is_err() {
                 break;
             }
@@ -551,15 +564,16 @@ fn stage(
 
 /// Items a worker's block aims to hold: enough that sorting costs little per item, few
 /// enough to stay in cache.
-const BLOCK_ITEMS: usize = BATCH_EVENTS / 2;
+const BLOCK_ITEMS: usize = BATCH_EVENTS / 4;
 /// The first block's length (ns); later ones adapt to the trace's event rate.
 const INITIAL_SPAN_NS: u64 = 1 << 20;
 
 /// The next block's length after one of `span_ns` held `items`: scaled towards
-/// [`BLOCK_ITEMS`], by at most 8 either way, never below 1 ns.
+/// [`BLOCK_ITEMS`], longer by at most 2 (so a block seldom overfills its batch) and
+/// shorter by at most 8, never below 1 ns.
 fn next_span(span_ns: u64, items: usize) -> u64 {
     let wanted = u128::from(span_ns) * BLOCK_ITEMS as u128 / items.max(1) as u128;
-    wanted.clamp(u128::from(span_ns / 8), u128::from(span_ns).saturating_mul(8)).clamp(1, u128::from(u64::MAX)) as u64
+    wanted.clamp(u128::from(span_ns / 8), u128::from(span_ns).saturating_mul(2)).clamp(1, u128::from(u64::MAX)) as u64
 }
 
 /// Puts a block's runs (one per CPU, in CPU order, each in the CPU's order) in the order
@@ -710,7 +724,7 @@ mod tests {
         let decoder = SchedDecoder::new(trace.formats());
         let queues =
             (0..trace.cpu_count()).map(|cpu| CpuQueue::new(trace.events_of(&Selection::one_cpu("", cpu)))).collect();
-        let (full_tx, full_rx) = sync_channel::<Batch>(BATCHES_AHEAD);
+        let (full_tx, full_rx) = sync_channel::<Batch>(batches_ahead(1));
         let (_empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
         let items = std::thread::scope(|scope| {
             let reader = scope.spawn(move || full_rx.iter().flat_map(|batch| batch.items).collect::<Vec<_>>());
