@@ -4,7 +4,7 @@
 //! "a task waits while a core idles" questions.
 
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, TaskId};
+use model::{Cpu, Model, Nanos, RadixScratch, TaskId, sort_by_offset};
 use model::{QueuePieces, Segments, Waits};
 use std::ops::Range;
 
@@ -368,7 +368,7 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
     let block_end =
         |i: u64| Nanos(window.start.0 + (u128::from(window.len().0) * u128::from(i) / u128::from(blocks)) as u64);
     let mut stretch = Stretch::starting(window, state);
-    let (mut changes, mut scratch): (Vec<Change>, Vec<Change>) = Default::default();
+    let (mut changes, mut scratch): (Vec<Change>, RadixScratch<Change>) = Default::default();
     let mut changed: Vec<(usize, Occupancy)> = Vec::new();
     for block in 1..=blocks {
         let until = if block == blocks { window.end } else { block_end(block) };
@@ -409,44 +409,13 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
 
 /// Sorts `changes` by time, keeping their order where times are equal (the sources hand
 /// them out CPU by CPU, so that order is by CPU): a radix sort on the time since `base`
-/// in as few passes as the latest time needs — digits of up to 12 bits (a block of 2^24
-/// ns, 16.8 ms, takes two passes), or two passes of up to 16 bits for a block of up to
-/// 2^32 ns (a longer third pass costs more than larger counting tables). A block whose
-/// times spread beyond 32 bits (a sparse stretch of seconds) is merged by comparisons.
-fn sort_by_time(changes: &mut Vec<Change>, scratch: &mut Vec<Change>, base: Nanos) {
+/// (a block of 2^24 ns, 16.8 ms, takes two passes). A block whose times spread beyond 32
+/// bits (a sparse stretch of seconds) is sorted by comparisons.
+fn sort_by_time(changes: &mut Vec<Change>, scratch: &mut RadixScratch<Change>, base: Nanos) {
     let latest = changes.iter().map(|change| change.time.0 - base.0).max().unwrap_or(0);
-    let Ok(latest) = u32::try_from(latest) else {
-        changes.sort_by_key(|change| change.time);
-        return;
-    };
-    let offset = |change: &Change| (change.time.0 - base.0) as u32;
-    let bits = u32::BITS - latest.leading_zeros();
-    let passes = if bits > 24 { 2 } else { bits.div_ceil(12) };
-    if passes == 0 {
-        return; // All at `base`.
-    }
-    let digit_bits = bits.div_ceil(passes);
-    let mask = (1usize << digit_bits) - 1;
-    let mut next = vec![0u32; mask + 1];
-    for pass in 0..passes {
-        let shift = pass * digit_bits;
-        let digit = |change: &Change| (offset(change) >> shift) as usize & mask;
-        next.fill(0);
-        for change in changes.iter() {
-            next[digit(change)] += 1;
-        }
-        let mut sum = 0;
-        for slot in next.iter_mut() {
-            (*slot, sum) = (sum, sum + *slot);
-        }
-        // Every slot is written below: only the length matters.
-        scratch.resize(changes.len(), Change { time: Nanos(0), cpu: 0, step: Step([0; 4]) });
-        for change in changes.iter() {
-            let slot = &mut next[digit(change)];
-            scratch[*slot as usize] = *change;
-            *slot += 1;
-        }
-        std::mem::swap(changes, scratch);
+    match u32::try_from(latest) {
+        Ok(latest) => sort_by_offset(changes, scratch, latest, |change| (change.time.0 - base.0) as u32),
+        Err(_) => changes.sort_by_key(|change| change.time),
     }
 }
 
@@ -607,7 +576,7 @@ mod tests {
                 .collect();
             let mut expected = changes.clone();
             expected.sort_by_key(|change| change.time);
-            sort_by_time(&mut changes, &mut Vec::new(), base);
+            sort_by_time(&mut changes, &mut RadixScratch::default(), base);
             let order = |changes: &[Change]| changes.iter().map(|c| (c.time, c.cpu)).collect::<Vec<_>>();
             assert_eq!(order(&changes), order(&expected), "{spacing} ns apart");
         }

@@ -12,6 +12,7 @@ mod columns;
 mod events;
 mod markers;
 mod model;
+mod radix;
 #[cfg(feature = "scenario")]
 pub mod scenario;
 mod staging;
@@ -24,6 +25,7 @@ pub use anomalies::{Anomalies, Anomaly, Severity};
 pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
 pub use markers::{Marker, read_markers};
 pub use model::{AfterSleepError, BuildReport, Detail, Lost, Model, ModelError};
+pub use radix::{RadixScratch, sort_by_offset};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
 pub use topology::{CpuPlace, Layout, Topology, TopologyError};

@@ -9,6 +9,7 @@
 //! least one instant's events, see [`stage`]).
 
 use crate::events::{EventContext, RawName, Sched, SchedDecoder};
+use crate::radix::{RadixScratch, sort_by_offset};
 use crate::tasks::CommId;
 use crate::tasks::Comms;
 use crate::tracker::Tracker;
@@ -521,11 +522,12 @@ fn stage(
         let last = tracedat::Nanos(start.saturating_add(span_ns - 1));
         let first = batch.items.len();
         order.runs.clear();
+        let mut in_time_order = true;
         for queue in &mut queues {
             let run_start = batch.items.len() - first;
             let mut previous = tracedat::Nanos(0);
             while let Some((ts, _)) = queue.head(decoder, &mut names, &mut batch).filter(|&(ts, _)| ts <= last) {
-                order.in_time_order &= ts >= previous;
+                in_time_order &= ts >= previous;
                 previous = ts;
                 batch.items.push(queue.items[queue.next]);
                 queue.next += 1;
@@ -534,7 +536,7 @@ fn stage(
                 order.runs.push(run_start..batch.items.len() - first);
             }
         }
-        order.arrange(&mut batch.items[first..], start);
+        order.arrange(&mut batch.items[first..], start, in_time_order);
         span_ns = next_span(span_ns, batch.items.len() - first);
         if batch.items.len() >= BATCH_EVENTS / 2 {
             let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
@@ -579,73 +581,34 @@ fn next_span(span_ns: u64, items: usize) -> u64 {
 /// Puts a block's runs (one per CPU, in CPU order, each in the CPU's order) in the order
 /// a merge by (timestamp, CPU) yields them: a stable radix sort on the times when every
 /// run is in time order, a tournament over the runs when one is not (a damaged trace).
+#[derive(Default)]
 struct BlockOrder {
-    /// The block's runs: ranges of the block.
+    /// The block's runs: ranges of the block, filled by the worker.
     runs: Vec<std::ops::Range<usize>>,
-    /// Whether each run's times never go back (cleared by the worker, reset here).
-    in_time_order: bool,
     /// Time since the block's start (high 32 bits) and place in the block (low 32 bits).
     keys: Vec<u64>,
-    scratch: Vec<u64>,
+    scratch: RadixScratch<u64>,
     arranged: Vec<Staged>,
 }
 
-impl Default for BlockOrder {
-    fn default() -> Self {
-        BlockOrder {
-            runs: Vec::new(),
-            in_time_order: true,
-            keys: Vec::new(),
-            scratch: Vec::new(),
-            arranged: Vec::new(),
-        }
-    }
-}
-
-/// Bits of a radix sort digit.
-const DIGIT_BITS: u32 = 11;
-
 impl BlockOrder {
-    fn arrange(&mut self, block: &mut [Staged], start_ns: u64) {
-        let in_time_order = std::mem::replace(&mut self.in_time_order, true);
+    fn arrange(&mut self, block: &mut [Staged], start_ns: u64, in_time_order: bool) {
         if self.runs.len() < 2 && in_time_order {
             return;
         }
         self.arranged.clear();
         let latest = block.iter().map(|item| item.key().0.0.saturating_sub(start_ns)).max().unwrap_or(0);
         match u32::try_from(latest) {
-            Ok(latest) if in_time_order => self.radix_sort(block, start_ns, latest),
+            Ok(latest) if in_time_order => {
+                self.keys.clear();
+                let key = |(place, item): (usize, &Staged)| (item.key().0.0 - start_ns) << 32 | place as u64;
+                self.keys.extend(block.iter().enumerate().map(key));
+                sort_by_offset(&mut self.keys, &mut self.scratch, latest, |&key| (key >> 32) as u32);
+                self.arranged.extend(self.keys.iter().map(|&key| block[key as u32 as usize]));
+            }
             _ => self.merge_runs(block),
         }
         block.copy_from_slice(&self.arranged);
-    }
-
-    /// Sorts the block's places by their times since `start_ns` (at most `latest`), in
-    /// as many passes of [`DIGIT_BITS`] as `latest` needs; places with equal times stay
-    /// in block order (runs in CPU order).
-    fn radix_sort(&mut self, block: &[Staged], start_ns: u64, latest: u32) {
-        self.keys.clear();
-        self.keys
-            .extend(block.iter().enumerate().map(|(place, item)| (item.key().0.0 - start_ns) << 32 | place as u64));
-        let mut shift = 32;
-        while shift < 64 && latest >> (shift - 32) != 0 {
-            let mut counts = [0usize; 1 << DIGIT_BITS];
-            let digit = |key: u64| (key >> shift) as usize & ((1 << DIGIT_BITS) - 1);
-            self.keys.iter().for_each(|&key| counts[digit(key)] += 1);
-            let mut total = 0;
-            for count in &mut counts {
-                (*count, total) = (total, total + *count);
-            }
-            self.scratch.resize(self.keys.len(), 0);
-            for &key in &self.keys {
-                let slot = &mut counts[digit(key)];
-                self.scratch[*slot] = key;
-                *slot += 1;
-            }
-            std::mem::swap(&mut self.keys, &mut self.scratch);
-            shift += DIGIT_BITS;
-        }
-        self.arranged.extend(self.keys.iter().map(|&key| block[key as u32 as usize]));
     }
 
     /// Merges the runs as the worker's queues would be merged: whichever run's next item
