@@ -39,6 +39,7 @@ struct Delta {
 }
 
 impl Delta {
+    #[inline]
     fn apply(&self, to: &mut Occupancy) {
         to.running = to.running.wrapping_add_signed(self.running);
         to.waiting = to.waiting.wrapping_add_signed(self.waiting);
@@ -46,6 +47,7 @@ impl Delta {
         to.known = to.known.wrapping_add_signed(self.known);
     }
 
+    #[inline]
     fn add(&mut self, step: Step) {
         let [running, waiting, idle, known] = step.0.map(i32::from);
         self.running += running;
@@ -380,6 +382,14 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
         for same_time in changes.chunk_by(|a, b| a.time == b.time) {
             let time = same_time[0].time;
             let mut state = stretch.state;
+            if !V::PER_CPU {
+                // The machine's counts only: the CPUs' changes at one instant add up.
+                let mut delta = Delta::default();
+                same_time.iter().for_each(|change| delta.add(change.step));
+                delta.apply(&mut state);
+                stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
+                continue;
+            }
             for same_cpu in same_time.chunk_by(|a, b| a.cpu == b.cpu) {
                 let mut delta = Delta::default();
                 same_cpu.iter().for_each(|change| delta.add(change.step));

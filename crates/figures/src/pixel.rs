@@ -23,6 +23,10 @@ impl ColumnScale {
         ColumnScale { ns_per_column, exact_reciprocal: power_of_two.then(|| 1.0 / ns_per_column) }
     }
 
+    pub(crate) fn ns_per_column(&self) -> f64 {
+        self.ns_per_column
+    }
+
     /// `ns / ns_per_column`.
     #[inline]
     pub(crate) fn columns(&self, ns: f64) -> f64 {

@@ -127,6 +127,75 @@ impl ColumnMap {
     fn clamped(&self, first: usize, after: usize) -> std::ops::RangeInclusive<usize> {
         first.min(self.count - 1)..=(after.max(1) - 1).min(self.count - 1)
     }
+
+    /// The offsets at which stretches lie in `column` alone, as [`Self::range`] places
+    /// them: its first column depends only on where a stretch starts, its last only on
+    /// where it ends, and both grow with the offset, so the bounds are searched with
+    /// that same arithmetic.
+    fn span_of(&self, column: usize) -> ColumnSpan {
+        let first = |from: u64| *self.range(from, from, || self.positions(from, from)).start();
+        let last = |to: u64| *self.range(to, to, || self.positions(to, to)).end();
+        ColumnSpan { column, starts: self.offsets_placing(column, first), ends: self.offsets_placing(column, last) }
+    }
+
+    /// The offsets that `place` (growing with the offset) puts in `column`.
+    fn offsets_placing(&self, column: usize, place: impl Fn(u64) -> usize) -> std::ops::RangeInclusive<u64> {
+        // Where a column's edge would be in exact arithmetic: the search starts there.
+        let edge = |column: usize| (to_f64(column as u64) * self.scale.ns_per_column()) as u64;
+        let from = if column == 0 { Some(0) } else { least_offset(|x| place(x) >= column, edge(column)) };
+        let to = least_offset(|x| place(x) > column, edge(column + 1)).map_or(u64::MAX, |beyond| beyond - 1);
+        // No offset reaches the column: no stretch starts at u64::MAX (it ends later).
+        from.unwrap_or(u64::MAX)..=to
+    }
+}
+
+/// The offsets at which stretches lie in one column alone: those they may start at and
+/// those they may end at.
+#[derive(Clone, Debug)]
+struct ColumnSpan {
+    column: usize,
+    starts: std::ops::RangeInclusive<u64>,
+    ends: std::ops::RangeInclusive<u64>,
+}
+
+impl ColumnSpan {
+    #[inline]
+    fn holds(&self, from: u64, to: u64) -> bool {
+        self.starts.contains(&from) && self.ends.contains(&to)
+    }
+}
+
+/// The least offset at which `holds` (false, then true as offsets grow) is true, or
+/// `None`: searched outwards from `guess`, where it usually turns, then by halving.
+fn least_offset(holds: impl Fn(u64) -> bool, guess: u64) -> Option<u64> {
+    let mut step = 1u64;
+    let mut below = guess;
+    while holds(below) {
+        if below == 0 {
+            return Some(0);
+        }
+        below = below.saturating_sub(step);
+        step = step.saturating_mul(2);
+    }
+    step = 1;
+    let mut above = guess;
+    while !holds(above) {
+        if above == u64::MAX {
+            return None;
+        }
+        above = above.saturating_add(step);
+        step = step.saturating_mul(2);
+    }
+    // `holds(below)` is false and `holds(above)` true.
+    while above - below > 1 {
+        let middle = below + (above - below) / 2;
+        if holds(middle) {
+            above = middle;
+        } else {
+            below = middle;
+        }
+    }
+    Some(above)
 }
 
 /// The plot's data: its columns, and the exact time a task waited while a CPU idled.
@@ -188,12 +257,20 @@ struct PartColumns<'m> {
     /// (most stretches are much shorter than a column); later stretches never reach
     /// back to earlier columns.
     open: Option<(usize, Column)>,
+    /// Where stretches lie in the open column alone, found when first needed.
+    open_span: Option<ColumnSpan>,
     sum: IdleWhileWaitingSum,
 }
 
 impl<'m> PartColumns<'m> {
     fn new(map: &'m ColumnMap) -> Self {
-        PartColumns { map, columns: vec![None; map.count], open: None, sum: IdleWhileWaitingSum::default() }
+        PartColumns {
+            map,
+            columns: vec![None; map.count],
+            open: None,
+            open_span: None,
+            sum: IdleWhileWaitingSum::default(),
+        }
     }
 
     fn add(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
@@ -204,6 +281,9 @@ impl<'m> PartColumns<'m> {
             total: Extent::start(total),
             waiting_while_idle: wasted,
         };
+        if !occupancy.waiting_while_idle() && self.extends_open(start, end, column(0.0)) {
+            return;
+        }
         if occupancy.waiting_while_idle() {
             for (index, share) in self.map.covered(start, end) {
                 self.put(index, column(share));
@@ -214,6 +294,24 @@ impl<'m> PartColumns<'m> {
                 self.put(index, column(0.0));
             }
         }
+    }
+
+    /// Adds `column` to the open column if the stretch `[start, end)` lies in it alone
+    /// (most stretches do): the same as [`Self::put`], without placing the stretch by
+    /// division.
+    #[inline]
+    fn extends_open(&mut self, start: Nanos, end: Nanos, column: Column) -> bool {
+        let Some((open, built)) = &mut self.open else { return false };
+        let span = match &self.open_span {
+            Some(span) if span.column == *open => span,
+            _ => self.open_span.insert(self.map.span_of(*open)),
+        };
+        let (from, to) = self.map.offsets(start, end);
+        let inside = span.holds(from, to);
+        if inside {
+            built.then(column);
+        }
+        inside
     }
 
     /// Adds a stretch's part of column `index`.
@@ -432,6 +530,32 @@ mod tests {
         assert!(cols.iter().all(|c| c.running == e(1, 1, 1, 1)));
         let shaded: Vec<f64> = cols.iter().map(|c| (c.waiting_while_idle * 100.0).round() / 100.0).collect();
         assert_eq!(shaded, [0.6, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn a_stretch_is_in_a_columns_span_exactly_when_it_lies_in_that_column_alone() {
+        let windows = [(0, 150), (1000, 1 << 20), (5, 106_707_176_123), (3, 7), (9, 1_000_000_000_000_003)];
+        for (start, len) in windows {
+            let window = Window::new(Nanos(start), Nanos(start + len));
+            for count in [1, 3, 7, 1024, 1600] {
+                let map = ColumnMap::new(window, count);
+                let alone = |from: u64, to: u64, column: usize| {
+                    map.indices(Nanos(start + from), Nanos(start + to)) == (column..=column)
+                };
+                for column in (0..map.count).step_by((map.count / 40).max(1)).chain([map.count - 1]) {
+                    let span = map.span_of(column);
+                    let edges = [*span.starts.start(), *span.starts.end(), *span.ends.start(), *span.ends.end()];
+                    let near: Vec<u64> =
+                        edges.iter().flat_map(|&e| [e.saturating_sub(1), e, e.saturating_add(1)]).collect();
+                    for &from in &near {
+                        for &to in near.iter().filter(|&&to| to > from && to <= len) {
+                            let said = span.holds(from, to);
+                            assert_eq!(said, alone(from, to, column), "[{from}, {to}) in {column} of {count}, {len}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
