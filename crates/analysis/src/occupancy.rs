@@ -103,7 +103,8 @@ struct CpuChanges<'m> {
     cpu: u32,
     segments: &'m Segments,
     queue: &'m QueuePieces,
-    waits: &'m Waits,
+    /// The waits pieces belong to, looked up only to filter tasks.
+    waits: Option<&'m Waits>,
     accepted: &'m [bool],
     /// Every task is accepted (no lookup of a piece's task needed).
     every_task: bool,
@@ -123,13 +124,15 @@ impl<'m> CpuChanges<'m> {
     fn at(model: &'m Model, cpu: usize, accepted: &'m [bool], from: Nanos) -> (Self, Delta) {
         let timeline = &model.cpus()[cpu];
         let (segments, queue) = (timeline.segments(), timeline.queue());
+        let every_task = accepted.iter().skip(1).all(|&a| a);
+        assert!(every_task || model.detail().waits(), "a task filter needs the model's waits (see model::Detail)");
         let mut changes = CpuChanges {
             cpu: cpu as u32,
             segments,
             queue,
-            waits: model.waits(),
+            waits: model.detail().waits().then(|| model.waits()),
             accepted,
-            every_task: accepted.iter().skip(1).all(|&a| a),
+            every_task,
             segment: segments.first_ending_at_or_after(from),
             open_segment: None,
             piece: queue.first_starting_at_or_after(from),
@@ -161,8 +164,10 @@ impl<'m> CpuChanges<'m> {
     /// lookup through the wait is a cache miss per piece).
     #[inline]
     fn counts(&self, index: usize) -> bool {
-        // In range: a queue piece's wait is a row of `waits`, whose task is a model task.
-        self.every_task || self.accepted[self.waits.task(self.queue.wait(index) as usize).index()]
+        // In range: a queue piece's wait is a row of `waits` (there when a filter is, see
+        // `at`), whose task is a model task.
+        self.every_task
+            || self.waits.is_some_and(|waits| self.accepted[waits.task(self.queue.wait(index) as usize).index()])
     }
 
     /// Appends to `out` every change before `until` not handed out yet; a segment's end

@@ -10,9 +10,29 @@ use model::Model;
 use tracedat::Trace;
 
 fn model(name: &str) -> Model {
+    model_with(name, model::Detail::FULL)
+}
+
+fn model_with(name: &str, detail: model::Detail) -> Model {
     let path = format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"));
     let trace = Trace::open(&path).unwrap();
-    Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap().0
+    Model::build(&trace, detail, &mut |_| {}).unwrap().0
+}
+
+#[test]
+fn the_runqueues_without_their_waits_give_every_tasks_columns() {
+    for name in ["scenario-overload-v7zstd.dat", "scenario-pinned-v7zstd.dat", "hackbench-counter-v7zstd.dat"] {
+        let (full, queues) = (model(name), model_with(name, model::Detail::QUEUES));
+        let every = TaskFilter::default();
+        assert_eq!(workload_columns(&queues, &every), workload_columns(&full, &every), "{name}");
+    }
+}
+
+#[test]
+#[should_panic(expected = "a task filter needs the model's waits")]
+fn a_task_filter_on_runqueues_without_waits_is_refused() {
+    let queues = model_with("scenario-pinned-v7zstd.dat", model::Detail::QUEUES);
+    workload_columns(&queues, &TaskFilter { command_prefix: Some("pinned-spin".into()), ..TaskFilter::default() });
 }
 
 /// The workload's columns: after the initial sleep, 1000 columns.

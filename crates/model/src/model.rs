@@ -39,6 +39,7 @@ pub enum AfterSleepError {
 /// others cost memory and time that a timeline does not need.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Detail {
+    queues: bool,
     waits: bool,
     wakeups: bool,
     migrations: bool,
@@ -46,13 +47,21 @@ pub struct Detail {
 
 impl Detail {
     /// Every table.
-    pub const FULL: Detail = Detail { waits: true, wakeups: true, migrations: true };
+    pub const FULL: Detail = Detail { queues: true, waits: true, wakeups: true, migrations: true };
     /// Run segments and tasks only (a timeline).
-    pub const SEGMENTS: Detail = Detail { waits: false, wakeups: false, migrations: false };
-    /// Segments, waits and runqueues (running/waiting counts).
-    pub const WAITS: Detail = Detail { waits: true, wakeups: false, migrations: false };
+    pub const SEGMENTS: Detail = Detail { queues: false, waits: false, wakeups: false, migrations: false };
+    /// Segments and runqueues, without the waits their pieces belong to (running/waiting
+    /// counts of every task).
+    pub const QUEUES: Detail = Detail { queues: true, waits: false, wakeups: false, migrations: false };
+    /// Segments, waits and runqueues (running/waiting counts of some tasks).
+    pub const WAITS: Detail = Detail { queues: true, waits: true, wakeups: false, migrations: false };
     /// Segments, waits, runqueues and migrations (statistics).
-    pub const STATS: Detail = Detail { waits: true, wakeups: false, migrations: true };
+    pub const STATS: Detail = Detail { queues: true, waits: true, wakeups: false, migrations: true };
+
+    /// Runqueue pieces per CPU; each piece's wait is known only with [`Self::waits`].
+    pub fn queues(self) -> bool {
+        self.queues
+    }
 
     pub fn waits(self) -> bool {
         self.waits

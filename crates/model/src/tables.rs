@@ -423,7 +423,7 @@ impl Waits {
 pub struct QueuePiece {
     pub start: Nanos,
     pub end: Nanos,
-    /// Index in [`Waits`].
+    /// Index in [`Waits`] (in a model built with them, see [`crate::Detail`]).
     pub wait: u32,
 }
 

@@ -562,7 +562,7 @@ impl Tracker {
         let queued = &mut self.cpu_state[cpu.index()].queued;
         self.runtime[task.index()].queue_slot = queued.len() as u32;
         queued.push(task);
-        if wait == NO_ROW {
+        if !self.options.detail.queues() {
             return NO_ROW;
         }
         self.timelines[cpu.index()].queue.begin(time, wait)

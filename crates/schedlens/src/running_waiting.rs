@@ -40,9 +40,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.target.as_deref() == Some("") {
         return Err(usage("--target needs a command name prefix"));
     }
-    let (runs, outcome) = load_runs(&args.traces, &args.window, Detail::WAITS)?;
-    let span = common_span(&runs);
     let filter = analysis::TaskFilter { command_prefix: args.target.clone(), ..args.window.filter() };
+    // Counting every task needs only the runqueues; a filter needs their pieces' waits.
+    let detail = if filter == analysis::TaskFilter::default() { Detail::QUEUES } else { Detail::WAITS };
+    let (runs, outcome) = load_runs(&args.traces, &args.window, detail)?;
+    let span = common_span(&runs);
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {
         let model = &run.loaded.model;
