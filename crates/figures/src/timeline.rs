@@ -63,7 +63,9 @@ pub fn rows(model: &Model, request: &TimelineRequest<'_>) -> Vec<Row> {
 }
 
 /// `row(cpu, painter)` for each of `cpus`, in order, the rows spread over the machine's
-/// cores (each thread with its own painter).
+/// cores (each thread with its own painter). Threads take the next row not yet taken,
+/// so one that drew busy rows does not hold the others up; rows do not depend on which
+/// thread drew them.
 fn per_row_on_cores<T: Default + Send>(
     model: &Model,
     cpus: &[Cpu],
@@ -72,19 +74,28 @@ fn per_row_on_cores<T: Default + Send>(
     row: impl Fn(Cpu, &mut Painter<'_>) -> T + Sync,
 ) -> Vec<T> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.len()).max(1);
-    let mut out: Vec<T> = std::iter::repeat_with(T::default).take(cpus.len()).collect();
-    let chunk = cpus.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (part, cpus) in out.chunks_mut(chunk).zip(cpus.chunks(chunk)) {
-            let row = &row;
-            scope.spawn(move || {
-                let mut painter = Painter::new(model, filter, coloring);
-                for (slot, &cpu) in part.iter_mut().zip(cpus) {
-                    *slot = row(cpu, &mut painter);
-                }
-            });
-        }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let drawn: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (row, next) = (&row, &next);
+                scope.spawn(move || {
+                    let mut painter = Painter::new(model, filter, coloring);
+                    let mut drawn = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&cpu) = cpus.get(index) else { break drawn };
+                        drawn.push((index, row(cpu, &mut painter)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
     });
+    let mut out: Vec<T> = std::iter::repeat_with(T::default).take(cpus.len()).collect();
+    for (index, row) in drawn.into_iter().flatten() {
+        out[index] = row;
+    }
     out
 }
 
