@@ -313,7 +313,7 @@ impl Default for WorkerNames {
 impl WorkerNames {
     /// (Small enough to be inlined into the decoding of every name; misses go elsewhere.)
     #[inline(always)]
-    fn number(&mut self, name: RawName<'_>, batch: &mut Batch) -> NameId {
+    fn number(&mut self, name: RawName<'_>, announced: &mut Vec<Box<[u8]>>) -> NameId {
         match name {
             RawName::Packed(0) => None,
             // The cache is keyed by the stored bytes, cut at their NUL only on a miss.
@@ -324,46 +324,52 @@ impl WorkerNames {
                 if cached == word && id != 0 {
                     return NonZeroU32::new(id);
                 }
-                self.number_missed(name, word, slot, batch)
+                self.number_missed(name, word, slot, announced)
             }
-            RawName::Long(bytes) => Some(self.number_long(bytes, batch)),
+            RawName::Long(bytes) => Some(self.number_long(bytes, announced)),
         }
     }
 
     /// A short name, `stored` as the record holds it, not in the cache's `slot`:
     /// numbered, and cached there.
     #[cold]
-    fn number_missed(&mut self, name: RawName<'_>, stored: u128, slot: usize, batch: &mut Batch) -> NameId {
+    fn number_missed(
+        &mut self,
+        name: RawName<'_>,
+        stored: u128,
+        slot: usize,
+        announced: &mut Vec<Box<[u8]>>,
+    ) -> NameId {
         let word = name.word().unwrap_or(0);
-        let id = (word != 0).then(|| self.number_packed(word, batch));
+        let id = (word != 0).then(|| self.number_packed(word, announced));
         self.cache[slot] = (stored, id.map_or(0, NonZeroU32::get));
         id
     }
 
     #[cold]
-    fn number_long(&mut self, bytes: &[u8], batch: &mut Batch) -> NonZeroU32 {
+    fn number_long(&mut self, bytes: &[u8], announced: &mut Vec<Box<[u8]>>) -> NonZeroU32 {
         match self.long.get(bytes) {
             Some(&id) => id,
             None => {
-                let id = self.announce(bytes, batch);
+                let id = self.announce(bytes, announced);
                 self.long.insert(bytes.into(), id);
                 id
             }
         }
     }
 
-    fn number_packed(&mut self, word: u128, batch: &mut Batch) -> NonZeroU32 {
+    fn number_packed(&mut self, word: u128, announced: &mut Vec<Box<[u8]>>) -> NonZeroU32 {
         if let Some(&id) = self.short.get(&word) {
             return id;
         }
-        let id = self.announce(&RawName::Packed(word).to_bytes(), batch);
+        let id = self.announce(&RawName::Packed(word).to_bytes(), announced);
         self.short.insert(word, id);
         id
     }
 
     #[cold]
-    fn announce(&mut self, name: &[u8], batch: &mut Batch) -> NonZeroU32 {
-        batch.new_names.push(name.into());
+    fn announce(&mut self, name: &[u8], announced: &mut Vec<Box<[u8]>>) -> NonZeroU32 {
+        announced.push(name.into());
         self.count += 1;
         NonZeroU32::new(self.count).expect("numbered from 1")
     }
@@ -402,15 +408,20 @@ impl<'t> CpuQueue<'t> {
         &mut self,
         decoder: &SchedDecoder,
         names: &mut WorkerNames,
-        batch: &mut Batch,
+        announced: &mut Vec<Box<[u8]>>,
     ) -> Option<(tracedat::Nanos, Cpu)> {
-        if self.next == self.items.len() && !self.decode_burst(decoder, names, batch) {
+        if self.next == self.items.len() && !self.decode_burst(decoder, names, announced) {
             return None;
         }
         Some(self.items[self.next].key())
     }
 
-    fn decode_burst(&mut self, decoder: &SchedDecoder, names: &mut WorkerNames, batch: &mut Batch) -> bool {
+    fn decode_burst(
+        &mut self,
+        decoder: &SchedDecoder,
+        names: &mut WorkerNames,
+        announced: &mut Vec<Box<[u8]>>,
+    ) -> bool {
         self.items.clear();
         self.next = 0;
         while !self.exhausted && self.items.len() < BURST {
@@ -422,7 +433,7 @@ impl<'t> CpuQueue<'t> {
                     if let Some(count) = self.pending_loss.take() {
                         self.items.push(Staged { ctx, what: StagedKind::Lost(count) });
                     }
-                    let decoded = decoder.decode_named(&event, &mut |name| names.number(name, batch));
+                    let decoded = decoder.decode_named(&event, &mut |name| names.number(name, announced));
                     self.items.push(Staged { ctx, what: StagedKind::Event(decoded) });
                 }
                 Some(Item::Lost(lost)) => self.pending_loss = Some(lost.count),
@@ -516,28 +527,36 @@ fn stage(
     let mut order = BlockOrder::default();
     let mut reported = 0u64;
     let mut span_ns = INITIAL_SPAN_NS;
+    // One CPU's items are in its stream's order already: they go straight into batches.
+    let one_cpu = queues.len() == 1;
     loop {
-        let heads = queues.iter_mut().filter_map(|queue| queue.head(decoder, &mut names, &mut batch));
+        let Batch { items, new_names } = &mut batch;
+        let heads = queues.iter_mut().filter_map(|queue| queue.head(decoder, &mut names, new_names));
         let Some(start) = heads.map(|(ts, _)| ts.0).min() else { break };
         let last = tracedat::Nanos(start.saturating_add(span_ns - 1));
-        let first = batch.items.len();
+        let first = items.len();
+        order.block.clear();
         order.runs.clear();
+        let block = if one_cpu { &mut *items } else { &mut order.block };
+        let block_first = block.len();
         let mut in_time_order = true;
         for queue in &mut queues {
-            let run_start = batch.items.len() - first;
+            let run_start = block.len() - block_first;
             let mut previous = tracedat::Nanos(0);
-            while let Some((ts, _)) = queue.head(decoder, &mut names, &mut batch).filter(|&(ts, _)| ts <= last) {
+            while let Some((ts, _)) = queue.head(decoder, &mut names, new_names).filter(|&(ts, _)| ts <= last) {
                 in_time_order &= ts >= previous;
                 previous = ts;
-                batch.items.push(queue.items[queue.next]);
+                block.push(queue.items[queue.next]);
                 queue.next += 1;
             }
-            if batch.items.len() - first > run_start {
-                order.runs.push(run_start..batch.items.len() - first);
+            if block.len() - block_first > run_start {
+                order.runs.push(run_start..block.len() - block_first);
             }
         }
-        order.arrange(&mut batch.items[first..], start, in_time_order);
-        span_ns = next_span(span_ns, batch.items.len() - first);
+        if !one_cpu {
+            order.arrange_into(items, start, in_time_order);
+        }
+        span_ns = next_span(span_ns, items.len() - first);
         if batch.items.len() >= BATCH_EVENTS / 2 {
             let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
             bytes_done.fetch_add(done - reported, Ordering::Relaxed);
@@ -583,20 +602,23 @@ fn next_span(span_ns: u64, items: usize) -> u64 {
 /// run is in time order, a tournament over the runs when one is not (a damaged trace).
 #[derive(Default)]
 struct BlockOrder {
-    /// The block's runs: ranges of the block, filled by the worker.
+    /// The block's items, run after run, as the worker took them.
+    block: Vec<Staged>,
+    /// The block's runs: ranges of `block`.
     runs: Vec<std::ops::Range<usize>>,
     /// Time since the block's start (high 32 bits) and place in the block (low 32 bits).
     keys: Vec<u64>,
     scratch: RadixScratch<u64>,
-    arranged: Vec<Staged>,
 }
 
 impl BlockOrder {
-    fn arrange(&mut self, block: &mut [Staged], start_ns: u64, in_time_order: bool) {
+    /// Appends the block's items to `out` in order; the block starts at `start_ns`.
+    fn arrange_into(&mut self, out: &mut Vec<Staged>, start_ns: u64, in_time_order: bool) {
+        let block = &self.block;
         if self.runs.len() < 2 && in_time_order {
+            out.extend_from_slice(block);
             return;
         }
-        self.arranged.clear();
         let latest = block.iter().map(|item| item.key().0.0.saturating_sub(start_ns)).max().unwrap_or(0);
         match u32::try_from(latest) {
             Ok(latest) if in_time_order => {
@@ -604,17 +626,17 @@ impl BlockOrder {
                 let key = |(place, item): (usize, &Staged)| (item.key().0.0 - start_ns) << 32 | place as u64;
                 self.keys.extend(block.iter().enumerate().map(key));
                 sort_by_offset(&mut self.keys, &mut self.scratch, latest, |&key| (key >> 32) as u32);
-                self.arranged.extend(self.keys.iter().map(|&key| block[key as u32 as usize]));
+                out.extend(self.keys.iter().map(|&key| block[key as u32 as usize]));
             }
-            _ => self.merge_runs(block),
+            _ => self.merge_runs(out),
         }
-        block.copy_from_slice(&self.arranged);
     }
 
     /// Merges the runs as the worker's queues would be merged: whichever run's next item
     /// has the earliest time (then the lowest CPU) goes first, even where a run's times
     /// go back.
-    fn merge_runs(&mut self, block: &[Staged]) {
+    fn merge_runs(&mut self, out: &mut Vec<Staged>) {
+        let block = &self.block;
         let key = |run: &std::ops::Range<usize>, index: usize| {
             tournament_key((!run.is_empty()).then(|| block[run.start].key()), index)
         };
@@ -622,7 +644,7 @@ impl BlockOrder {
             Tournament::new(self.runs.iter().enumerate().map(|(index, run)| key(run, index)).collect());
         while let Some(index) = tournament.winner() {
             let run = &mut self.runs[index];
-            self.arranged.push(block[run.start]);
+            out.push(block[run.start]);
             run.start += 1;
             tournament.replace_winner(key(run, index));
         }
@@ -769,7 +791,7 @@ mod tests {
         let long = b"/usr/lib/a-long-file-name";
         let ids: Vec<NameId> = [&b"sh"[..], b"", b"hackbench", b"sh", long, long]
             .iter()
-            .map(|name| names.number(RawName::of(name), &mut batch))
+            .map(|name| names.number(RawName::of(name), &mut batch.new_names))
             .collect();
         let id = |n| NonZeroU32::new(n);
         assert_eq!(ids, [id(1), None, id(2), id(1), id(3), id(3)]);
