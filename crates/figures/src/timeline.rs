@@ -62,10 +62,15 @@ pub fn rows(model: &Model, request: &TimelineRequest<'_>) -> Vec<Row> {
     request.rows.iter().zip(spans).map(|(&cpu, spans)| Row { cpu, spans }).collect()
 }
 
+/// Shares of the rows per thread: threads take this many times fewer rows at once than
+/// fixed halves would give them.
+const ROW_SHARES: usize = 8;
+
 /// `row(cpu, painter)` for each of `cpus`, in order, the rows spread over the machine's
-/// cores (each thread with its own painter). Threads take the next row not yet taken,
-/// so one that drew busy rows does not hold the others up; rows do not depend on which
-/// thread drew them.
+/// cores (each thread with its own painter). Threads take the next few rows not yet
+/// taken, so one that drew busy rows does not hold the others up, while neighbouring
+/// CPUs (which run the same tasks, whose colors the painter keeps) stay together; rows
+/// do not depend on which thread drew them.
 fn per_row_on_cores<T: Default + Send>(
     model: &Model,
     cpus: &[Cpu],
@@ -75,6 +80,7 @@ fn per_row_on_cores<T: Default + Send>(
 ) -> Vec<T> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let rows_taken = cpus.len().div_ceil(threads * ROW_SHARES).max(1);
     let drawn: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
@@ -83,9 +89,11 @@ fn per_row_on_cores<T: Default + Send>(
                     let mut painter = Painter::new(model, filter, coloring);
                     let mut drawn = Vec::new();
                     loop {
-                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&cpu) = cpus.get(index) else { break drawn };
-                        drawn.push((index, row(cpu, &mut painter)));
+                        let first = next.fetch_add(rows_taken, std::sync::atomic::Ordering::Relaxed);
+                        let Some(taken) = cpus.get(first..(first + rows_taken).min(cpus.len())) else { break drawn };
+                        for (index, &cpu) in (first..).zip(taken) {
+                            drawn.push((index, row(cpu, &mut painter)));
+                        }
                     }
                 })
             })
