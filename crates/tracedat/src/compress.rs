@@ -5,9 +5,11 @@
 use crate::error::ErrorKind;
 use std::io::Read;
 
-/// Outputs up to this size are decompressed into a buffer allocated up front (the fast
-/// path for ring-buffer chunks); larger ones into a buffer that grows with the output.
-const EAGER_OUTPUT: usize = 1 << 20;
+/// Outputs up to this size are decompressed at once into a buffer reserved up front (the
+/// fast path for ring-buffer chunks and for sections such as a kernel's kallsyms, which
+/// take a few megabytes; the reservation costs memory only where the output is written);
+/// larger ones into a buffer that grows with the output.
+const EAGER_OUTPUT: usize = 64 << 20;
 
 /// The codec named in a version 7 file header.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
