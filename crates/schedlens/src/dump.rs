@@ -109,6 +109,9 @@ pub fn run(args: Args) -> Result<Outcome> {
             stream.unknown_events()
         );
     }
+    if let Err(error) = trace.kallsyms() {
+        eprintln!("schedlens: warning: {error}; kernel addresses were printed as numbers");
+    }
     Ok(report_damage(stream.damage()))
 }
 

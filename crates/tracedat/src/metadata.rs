@@ -64,7 +64,8 @@ pub struct Metadata {
     /// The kernel's long size, from the commit field of header_page.
     pub kernel_long_size: u8,
     pub formats: Formats,
-    pub kallsyms: Kallsyms,
+    /// Where the kallsyms text is; [`crate::Trace::kallsyms`] reads it when asked.
+    pub(crate) kallsyms_at: KallsymsAt,
     pub printk: PrintkFormats,
     pub cmdlines: Cmdlines,
     pub options: Options,
@@ -140,7 +141,7 @@ struct Parts {
     header_event: String,
     layout: Option<(PageLayout, u8)>,
     format_files: Vec<(String, String)>,
-    kallsyms: String,
+    kallsyms_at: KallsymsAt,
     printk: String,
     cmdlines: String,
 }
@@ -192,10 +193,13 @@ impl Parts {
         Ok(())
     }
 
-    fn read_kallsyms(&mut self, r: &mut Reader<'_>) -> LResult<()> {
+    /// Steps over version 6's kallsyms text, noting where it is.
+    fn skip_kallsyms(&mut self, r: &mut Reader<'_>) -> LResult<()> {
         r.section = Section::Kallsyms;
+        let offset = r.offset();
         let size = r.u32()?;
-        self.kallsyms = lossy(r.bytes(size.into())?);
+        r.skip(size.into())?;
+        self.kallsyms_at = KallsymsAt::Inline { offset };
         Ok(())
     }
 
@@ -235,7 +239,7 @@ impl Parts {
             page_layout,
             kernel_long_size,
             formats,
-            kallsyms: Kallsyms::new(self.kallsyms),
+            kallsyms_at: self.kallsyms_at,
             printk: PrintkFormats::new(self.printk),
             cmdlines: Cmdlines::parse(&self.cmdlines),
             options,
@@ -243,6 +247,36 @@ impl Parts {
             buffers,
             notes,
         })
+    }
+}
+
+/// Where a trace keeps its kallsyms text: megabytes that only symbol lookups need, so
+/// opening a trace steps over them.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) enum KallsymsAt {
+    #[default]
+    Absent,
+    /// Version 6: the text's size (4 bytes) and the text, at `offset`.
+    Inline { offset: u64 },
+    /// Version 7: the section at `offset` holding the same.
+    Section { offset: u64 },
+}
+
+/// Reads the kallsyms text of the trace whose metadata says it is `at`.
+pub(crate) fn read_kallsyms(source: &dyn Source, header: &FileHeader, at: KallsymsAt) -> LResult<Kallsyms> {
+    let text = |r: &mut Reader<'_>| -> LResult<Kallsyms> {
+        let size = r.u32()?;
+        Ok(Kallsyms::new(lossy(r.bytes(size.into())?)))
+    };
+    match at {
+        KallsymsAt::Absent => Ok(Kallsyms::default()),
+        KallsymsAt::Inline { offset } => {
+            text(&mut Reader::over_source(source, offset, header.endian, Section::Kallsyms))
+        }
+        KallsymsAt::Section { offset } => {
+            let body = read_section(source, header, offset, options::id::KALLSYMS, Section::Kallsyms)?;
+            text(&mut Reader::over_memory(&body, offset, header.endian, Section::Kallsyms))
+        }
     }
 }
 
@@ -278,7 +312,7 @@ fn read_v6(source: &dyn Source, header: FileHeader, start: u64) -> LResult<Metad
     parts.read_header_info(&mut r)?;
     parts.read_ftrace_formats(&mut r)?;
     parts.read_event_formats(&mut r)?;
-    parts.read_kallsyms(&mut r)?;
+    parts.skip_kallsyms(&mut r)?;
     parts.read_printk(&mut r)?;
     parts.read_cmdlines(&mut r)?;
     r.section = Section::CpuCount;
@@ -428,11 +462,10 @@ fn read_v7(source: &dyn Source, header: FileHeader) -> LResult<Metadata> {
     let options = read_v7_options(source, &header)?;
     let mut parts = Parts::default();
     type SectionReader = fn(&mut Parts, &mut Reader<'_>) -> LResult<()>;
-    let readers: [(u16, Section, SectionReader); 6] = [
+    let readers: [(u16, Section, SectionReader); 5] = [
         (options::id::HEADER_INFO, Section::HeaderPage, Parts::read_header_info),
         (options::id::FTRACE_EVENTS, Section::FtraceFormats, Parts::read_ftrace_formats),
         (options::id::EVENT_FORMATS, Section::EventFormats, Parts::read_event_formats),
-        (options::id::KALLSYMS, Section::Kallsyms, Parts::read_kallsyms),
         (options::id::PRINTK, Section::PrintkFormats, Parts::read_printk),
         (options::id::CMDLINES, Section::Cmdlines, Parts::read_cmdlines),
     ];
@@ -443,6 +476,9 @@ fn read_v7(source: &dyn Source, header: FileHeader) -> LResult<Metadata> {
         let body = read_section(source, &header, offset, id, section.clone())?;
         let mut r = Reader::over_memory(&body, offset, header.endian, section);
         read(&mut parts, &mut r)?;
+    }
+    if let Some(offset) = options.section_offset(options::id::KALLSYMS) {
+        parts.kallsyms_at = KallsymsAt::Section { offset };
     }
     let mut notes = Vec::new();
     let buffers = v7_buffers(source, &header, &options, &mut notes)?;

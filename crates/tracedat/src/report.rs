@@ -440,9 +440,10 @@ fn write_string_field(out: &mut Vec<u8>, trace: &Trace, event: &Event<'_>, name:
 }
 
 /// The symbol for `%ps`-like conversions: `name`, plus `+0xOFF` for `S`/`F`. `false`
-/// when the address does not resolve.
+/// when the address does not resolve (or the kallsyms are unreadable: callers that
+/// print a report say so once, from [`Trace::kallsyms`]).
 fn write_symbol(out: &mut Vec<u8>, trace: &Trace, address: u64, letter: Option<u8>) -> bool {
-    let Some((symbol, offset)) = trace.metadata().kallsyms.lookup(address) else { return false };
+    let Some((symbol, offset)) = trace.kallsyms().ok().and_then(|k| k.lookup(address)) else { return false };
     out.extend_from_slice(symbol.name.as_bytes());
     if matches!(letter, Some(b'F' | b'S')) {
         let _ = write!(out, "+0x{offset:x}");

@@ -9,13 +9,14 @@ use crate::event::Event;
 use crate::formats::Formats;
 use crate::ids::{Cpu, Nanos};
 use crate::input::{SizedFile, Source};
-use crate::metadata::{BufferInfo, Metadata, read_metadata};
+use crate::metadata::{BufferInfo, Metadata, read_kallsyms, read_metadata};
 use crate::ringbuf::Missed;
+use crate::symbols::Kallsyms;
 use crate::timestamps::TimeCorrection;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// An open trace.dat file.
 pub struct Trace {
@@ -23,6 +24,8 @@ pub struct Trace {
     source: Arc<dyn Source>,
     meta: Metadata,
     corrections: Vec<TimeCorrection>,
+    /// The kernel's symbols, read on first use.
+    kallsyms: OnceLock<Kallsyms>,
 }
 
 impl std::fmt::Debug for Trace {
@@ -52,7 +55,7 @@ impl Trace {
         let meta = read_metadata(&*source).map_err(|e| e.named(&input))?;
         let corrections =
             meta.buffers.iter().map(|b| TimeCorrection::from_options(&meta.options, b.name.is_empty())).collect();
-        Ok(Trace { input, source, meta, corrections })
+        Ok(Trace { input, source, meta, corrections, kallsyms: OnceLock::new() })
     }
 
     /// The input's name (the path it was opened from).
@@ -62,6 +65,18 @@ impl Trace {
 
     pub fn metadata(&self) -> &Metadata {
         &self.meta
+    }
+
+    /// The kernel's symbols as recorded (none when the trace holds no kallsyms), read
+    /// from the file the first time they are asked for: they take megabytes that most
+    /// work never needs, so a damaged kallsyms section is reported here, not at `open`.
+    pub fn kallsyms(&self) -> Result<&Kallsyms> {
+        if let Some(kallsyms) = self.kallsyms.get() {
+            return Ok(kallsyms);
+        }
+        let read = read_kallsyms(&*self.source, &self.meta.header, self.meta.kallsyms_at);
+        let kallsyms = read.map_err(|e| e.named(&self.input))?;
+        Ok(self.kallsyms.get_or_init(|| kallsyms))
     }
 
     pub fn formats(&self) -> &Formats {

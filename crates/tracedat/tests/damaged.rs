@@ -331,3 +331,19 @@ fn assert_memory_stayed_small() {
         assert!(peak < MAX_PEAK_RSS_KB, "peak memory {peak} kB");
     }
 }
+
+/// Opening a trace steps over its kallsyms text: damage there leaves every event
+/// readable and is reported when symbols are first asked for, naming the section.
+#[test]
+fn a_damaged_kallsyms_text_is_reported_when_symbols_are_asked_for() {
+    let format = FileFormat::v7(Codec::None, Endian::Little, 8, 4096);
+    let (mut bytes, expected) = generate(format, &Scenario::full(7, 300));
+    let text = b"ffffffff81000000 T _stext";
+    let at = bytes.windows(text.len()).position(|w| w == text).expect("an uncompressed kallsyms section");
+    // The text's size, just before it: far more than the section holds.
+    bytes[at - 4..at].copy_from_slice(&u32::MAX.to_le_bytes());
+    let trace = Trace::from_bytes("damaged-kallsyms", bytes).expect("the trace opens");
+    common::assert_same_items(&common::read_all(&trace), &expected, "events past a damaged kallsyms");
+    let error = trace.kallsyms().expect_err("the kallsyms are unreadable").to_string();
+    assert!(error.contains("damaged-kallsyms") && error.contains("kallsyms"), "{error}");
+}

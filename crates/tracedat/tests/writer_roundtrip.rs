@@ -54,7 +54,7 @@ fn check_metadata(trace: &Trace, format: &FileFormat, what: &str) {
     assert_eq!(meta.formats.len(), 5, "{what}");
     assert!(meta.formats.rejected.is_empty(), "{what}");
     assert_eq!(meta.cmdlines.get(100), Some("hackbench"), "{what}");
-    assert_eq!(meta.kallsyms.symbols().len(), 2, "{what}");
+    assert_eq!(trace.kallsyms().unwrap().symbols().len(), 2, "{what}");
     assert_eq!(meta.printk.get(0xffffffff82000000), Some("hello %d"));
 }
 

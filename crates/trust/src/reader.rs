@@ -12,8 +12,7 @@ use tracedat::{Item, ReportPrinter, Selection, Trace};
 /// and the damaged places reported.
 pub fn read_everything(data: &[u8]) -> Option<(u64, usize)> {
     let trace = Trace::from_bytes("fuzz", data.to_vec()).ok()?;
-    let meta = trace.metadata();
-    black_box((trace.cpu_count(), trace.clock(), meta.kallsyms.symbols().len()));
+    black_box((trace.cpu_count(), trace.clock(), trace.kallsyms().map_or(0, |k| k.symbols().len())));
     // Read on this thread: prefetch workers would only make runs slower and less repeatable.
     let mut events = trace.events_of(&Selection { workers: Some(0), ..Selection::all() });
     let mut printer = ReportPrinter::new(&trace);
