@@ -9,6 +9,7 @@
 //! is sized by a CPU number or a pid squared; times add saturating (`Nanos`).
 
 pub mod check;
+pub mod cores;
 pub mod occupancy;
 pub mod stats;
 pub mod window;

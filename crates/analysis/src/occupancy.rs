@@ -227,8 +227,8 @@ pub fn sweep(model: &Model, window: Window, filter: &TaskFilter, visit: impl FnM
     sweep_accepted(model, window, &accepted_tasks(model, filter), &mut Stretches(visit));
 }
 
-/// The sweep of `window` cut into `parts` consecutive stretches of time swept on their own
-/// threads, each into an accumulator `start` makes for it; returns the accumulators in
+/// The sweep of `window` cut into `parts` consecutive stretches of time swept on the
+/// machine's cores, each into an accumulator `start` makes for it; returns the accumulators in
 /// time order. A stretch of constant counts crossing a cut is visited once per part.
 pub fn sweep_in_parts<A: Send>(
     model: &Model,
@@ -256,7 +256,7 @@ pub trait CpuSweepVisitor {
     fn cpu(&mut self, time: Nanos, cpu: Cpu, counts: Occupancy);
 }
 
-/// The sweep of `window`, cut into `parts` swept on their own threads like
+/// The sweep of `window`, cut into `parts` swept on the machine's cores like
 /// [`sweep_in_parts`], reporting each CPU's own changes as well as the machine's
 /// stretches to a visitor `start` makes for each part; returns the visitors in time
 /// order.
@@ -270,7 +270,7 @@ pub fn sweep_cpus_in_parts<V: CpuSweepVisitor + Send>(
     in_parts(model, window, filter, parts, |part| PerCpu(start(part))).into_iter().map(|visitor| visitor.0).collect()
 }
 
-/// Sweeps `parts` consecutive cuts of `window` on their own threads.
+/// Sweeps `parts` consecutive cuts of `window`, spread over the machine's cores.
 fn in_parts<V: Visitor + Send>(
     model: &Model,
     window: Window,
@@ -281,20 +281,16 @@ fn in_parts<V: Visitor + Send>(
     let accepted = accepted_tasks(model, filter);
     let parts = parts.clamp(1, window.len().0.max(1) as usize);
     let cut = |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..parts)
-            .map(|i| {
-                let (accepted, start) = (&accepted, &start);
-                scope.spawn(move || {
-                    let part = Window::new(cut(i), cut(i + 1));
-                    let mut visitor = start(part);
-                    sweep_accepted(model, part, accepted, &mut visitor);
-                    visitor
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    })
+    crate::cores::on_cores(
+        parts,
+        || (),
+        |(), i| {
+            let part = Window::new(cut(i), cut(i + 1));
+            let mut visitor = start(part);
+            sweep_accepted(model, part, &accepted, &mut visitor);
+            visitor
+        },
+    )
 }
 
 /// Per model task, whether the filter counts it (indexed by segments' and waits' task

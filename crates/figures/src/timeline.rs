@@ -62,49 +62,30 @@ pub fn rows(model: &Model, request: &TimelineRequest<'_>) -> Vec<Row> {
     request.rows.iter().zip(spans).map(|(&cpu, spans)| Row { cpu, spans }).collect()
 }
 
-/// Shares of the rows per thread: threads take this many times fewer rows at once than
-/// fixed halves would give them.
+/// Shares of the rows per core: rows are drawn a few neighbouring CPUs at a time (which
+/// run the same tasks, whose colors a painter keeps), eight times as many pieces as cores.
 const ROW_SHARES: usize = 8;
 
-/// `row(cpu, painter)` for each of `cpus`, in order, the rows spread over the machine's
-/// cores (each thread with its own painter). Threads take the next few rows not yet
-/// taken, so one that drew busy rows does not hold the others up, while neighbouring
-/// CPUs (which run the same tasks, whose colors the painter keeps) stay together; rows
-/// do not depend on which thread drew them.
-fn per_row_on_cores<T: Default + Send>(
+/// `row(cpu, painter)` for each of `cpus`, in order, spread over the machine's cores
+/// (each thread with its own painter); rows do not depend on which thread drew them.
+fn per_row_on_cores<T: Send>(
     model: &Model,
     cpus: &[Cpu],
     filter: &TaskFilter,
     coloring: &Coloring,
     row: impl Fn(Cpu, &mut Painter<'_>) -> T + Sync,
 ) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.len()).max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let rows_taken = cpus.len().div_ceil(threads * ROW_SHARES).max(1);
-    let drawn: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (row, next) = (&row, &next);
-                scope.spawn(move || {
-                    let mut painter = Painter::new(model, filter, coloring);
-                    let mut drawn = Vec::new();
-                    loop {
-                        let first = next.fetch_add(rows_taken, std::sync::atomic::Ordering::Relaxed);
-                        let Some(taken) = cpus.get(first..(first + rows_taken).min(cpus.len())) else { break drawn };
-                        for (index, &cpu) in (first..).zip(taken) {
-                            drawn.push((index, row(cpu, &mut painter)));
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    });
-    let mut out: Vec<T> = std::iter::repeat_with(T::default).take(cpus.len()).collect();
-    for (index, row) in drawn.into_iter().flatten() {
-        out[index] = row;
-    }
-    out
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rows_taken = cpus.len().div_ceil(cores * ROW_SHARES).max(1);
+    let pieces = analysis::cores::on_cores(
+        cpus.len().div_ceil(rows_taken),
+        || Painter::new(model, filter, coloring),
+        |painter, piece| {
+            let taken = &cpus[piece * rows_taken..((piece + 1) * rows_taken).min(cpus.len())];
+            taken.iter().map(|&cpu| row(cpu, painter)).collect::<Vec<T>>()
+        },
+    );
+    pieces.into_iter().flatten().collect()
 }
 
 /// Hands `visit` every run of `cpu` that overlaps `window`, in time order, with its

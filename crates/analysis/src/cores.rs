@@ -1,0 +1,59 @@
+//! Spreading independent pieces of work over the machine's cores: the sweeps' parts of
+//! time and the figures' rows. Threads take the next piece not yet taken, so one that
+//! drew heavy pieces does not hold the others up, and results come back in the pieces'
+//! order, whatever thread computed them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// `work(state, piece)` for each piece in `0..pieces`, in that order, each thread with
+/// its own `state()`.
+pub fn on_cores<S, T: Send>(
+    pieces: usize,
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize) -> T + Sync,
+) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(pieces).max(1);
+    let next = AtomicUsize::new(0);
+    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (state, work, next) = (&state, &work, &next);
+                scope.spawn(move || {
+                    let mut own = state();
+                    let mut done = Vec::new();
+                    loop {
+                        let piece = next.fetch_add(1, Ordering::Relaxed);
+                        if piece >= pieces {
+                            break done;
+                        }
+                        done.push((piece, work(&mut own, piece)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    let mut done: Vec<(usize, T)> = done.into_iter().flatten().collect();
+    done.sort_unstable_by_key(|&(piece, _)| piece);
+    done.into_iter().map(|(_, result)| result).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_the_order_of_the_pieces() {
+        for pieces in [0, 1, 2, 3, 17, 100] {
+            let got = on_cores(
+                pieces,
+                || 0u32,
+                |calls, piece| {
+                    *calls += 1;
+                    piece * piece
+                },
+            );
+            assert_eq!(got, (0..pieces).map(|p| p * p).collect::<Vec<_>>(), "{pieces} pieces");
+        }
+    }
+}
