@@ -24,8 +24,8 @@ pub struct Trace {
     source: Arc<dyn Source>,
     meta: Metadata,
     corrections: Vec<TimeCorrection>,
-    /// The kernel's symbols, read on first use.
-    kallsyms: OnceLock<Kallsyms>,
+    /// The kernel's symbols, or why they are unreadable, found on first use.
+    kallsyms: OnceLock<Result<Kallsyms>>,
 }
 
 impl std::fmt::Debug for Trace {
@@ -69,14 +69,11 @@ impl Trace {
 
     /// The kernel's symbols as recorded (none when the trace holds no kallsyms), read
     /// from the file the first time they are asked for: they take megabytes that most
-    /// work never needs, so a damaged kallsyms section is reported here, not at `open`.
-    pub fn kallsyms(&self) -> Result<&Kallsyms> {
-        if let Some(kallsyms) = self.kallsyms.get() {
-            return Ok(kallsyms);
-        }
-        let read = read_kallsyms(&*self.source, &self.meta.header, self.meta.kallsyms_at);
-        let kallsyms = read.map_err(|e| e.named(&self.input))?;
-        Ok(self.kallsyms.get_or_init(|| kallsyms))
+    /// work never needs, so a damaged kallsyms section is reported here (every time it
+    /// is asked for, read once), not at `open`.
+    pub fn kallsyms(&self) -> std::result::Result<&Kallsyms, &Error> {
+        let read = || read_kallsyms(&*self.source, &self.meta.header, self.meta.kallsyms_at);
+        self.kallsyms.get_or_init(|| read().map_err(|e| e.named(&self.input))).as_ref()
     }
 
     pub fn formats(&self) -> &Formats {

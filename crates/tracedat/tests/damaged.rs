@@ -346,4 +346,6 @@ fn a_damaged_kallsyms_text_is_reported_when_symbols_are_asked_for() {
     common::assert_same_items(&common::read_all(&trace), &expected, "events past a damaged kallsyms");
     let error = trace.kallsyms().expect_err("the kallsyms are unreadable").to_string();
     assert!(error.contains("damaged-kallsyms") && error.contains("kallsyms"), "{error}");
+    let again = trace.kallsyms().expect_err("still unreadable").to_string();
+    assert_eq!(again, error, "the same error, read once");
 }
