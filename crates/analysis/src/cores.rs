@@ -5,6 +5,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The cores this process may run on (at least 1).
+pub fn available() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// `work(state, piece)` for each piece in `0..pieces`, in that order, each thread with
 /// its own `state()`.
 pub fn on_cores<S, T: Send>(
@@ -12,7 +17,7 @@ pub fn on_cores<S, T: Send>(
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, usize) -> T + Sync,
 ) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(pieces).max(1);
+    let threads = available().min(pieces).max(1);
     let next = AtomicUsize::new(0);
     let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)

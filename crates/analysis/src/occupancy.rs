@@ -39,6 +39,14 @@ struct Delta {
 }
 
 impl Delta {
+    /// What `changes` do together.
+    #[inline]
+    fn of(changes: &[Change]) -> Delta {
+        let mut delta = Delta::default();
+        changes.iter().for_each(|change| delta.add(change.step));
+        delta
+    }
+
     #[inline]
     fn apply(&self, to: &mut Occupancy) {
         to.running = to.running.wrapping_add_signed(self.running);
@@ -385,23 +393,18 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
             let mut state = stretch.state;
             if !V::PER_CPU {
                 // The machine's counts only: the CPUs' changes at one instant add up.
-                let mut delta = Delta::default();
-                same_time.iter().for_each(|change| delta.add(change.step));
-                delta.apply(&mut state);
+                Delta::of(same_time).apply(&mut state);
                 stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
                 continue;
             }
             for same_cpu in same_time.chunk_by(|a, b| a.cpu == b.cpu) {
-                let mut delta = Delta::default();
-                same_cpu.iter().for_each(|change| delta.add(change.step));
+                let delta = Delta::of(same_cpu);
                 delta.apply(&mut state);
-                if V::PER_CPU {
-                    let cpu = same_cpu[0].cpu as usize - first_cpu;
-                    let mut counts = own[cpu];
-                    delta.apply(&mut counts);
-                    if counts != own[cpu] {
-                        changed.push((cpu, counts));
-                    }
+                let cpu = same_cpu[0].cpu as usize - first_cpu;
+                let mut counts = own[cpu];
+                delta.apply(&mut counts);
+                if counts != own[cpu] {
+                    changed.push((cpu, counts));
                 }
             }
             if changed.is_empty() {

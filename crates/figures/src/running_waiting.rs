@@ -246,7 +246,7 @@ pub fn columns_and_queue_lengths(
 
 /// Parts a sweep is cut into: one per core.
 fn sweep_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    analysis::cores::available()
 }
 
 /// One part of a sweep's columns and its time waiting while a core idled.
@@ -482,19 +482,11 @@ pub fn queue_length_rows(
     columns: u32,
     filter: &TaskFilter,
 ) -> Vec<Vec<u32>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.len()).max(1);
-    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); cpus.len()];
-    let chunk = cpus.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (part, cpus) in rows.chunks_mut(chunk).zip(cpus.chunks(chunk)) {
-            scope.spawn(move || {
-                for (row, &cpu) in part.iter_mut().zip(cpus) {
-                    *row = queue_length_columns(model, cpu, window, columns, filter);
-                }
-            });
-        }
-    });
-    rows
+    analysis::cores::on_cores(
+        cpus.len(),
+        || (),
+        |(), row| queue_length_columns(model, cpus[row], window, columns, filter),
+    )
 }
 
 #[cfg(test)]

@@ -75,8 +75,7 @@ fn per_row_on_cores<T: Send>(
     coloring: &Coloring,
     row: impl Fn(Cpu, &mut Painter<'_>) -> T + Sync,
 ) -> Vec<T> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let rows_taken = cpus.len().div_ceil(cores * ROW_SHARES).max(1);
+    let rows_taken = cpus.len().div_ceil(analysis::cores::available() * ROW_SHARES).max(1);
     let pieces = analysis::cores::on_cores(
         cpus.len().div_ceil(rows_taken),
         || Painter::new(model, filter, coloring),
