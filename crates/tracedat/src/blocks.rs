@@ -57,9 +57,14 @@ impl BlockPlan {
         let mut chunks = Vec::new();
         let damage = (|| {
             let count = r.u32().map_err(|e| BlockError { offset: e.offset, message: e.kind.to_string() })?;
+            let mut ahead = ReadAhead::default();
             for index in 0..count {
                 let at = r.offset();
-                let header = r.u32().and_then(|c| Ok((c, r.u32()?)));
+                let header = match ahead.header_at(source, at, endian) {
+                    Some(header) => r.skip(8).map(|()| header),
+                    // Near the end, or unreadable: the reader says what is wrong.
+                    None => r.u32().and_then(|c| Ok((c, r.u32()?))),
+                };
                 let (compressed_len, len) = header.map_err(|e| BlockError {
                     offset: e.offset,
                     message: format!("chunk {index} of {count}: {}", e.kind),
@@ -123,6 +128,48 @@ impl BlockPlan {
                     .map_err(|e| BlockError { offset, message: format!("chunk {index}: {e}") })
             }
         }
+    }
+}
+
+/// Bytes read ahead of a walk over a chunk table, whose headers lie one compressed chunk
+/// apart: trace-cmd's chunks pack to a few KB, so one read of [`READ_AHEAD`] bytes serves
+/// several headers instead of a system call per header (13,400 of them on a 38 MB trace).
+/// Where chunks are larger than a quarter of that, each header is read alone.
+#[derive(Default)]
+struct ReadAhead {
+    start: u64,
+    bytes: Vec<u8>,
+    /// Where the previous header was asked for.
+    previous: u64,
+}
+
+/// Bytes a chunk table's walk reads at once.
+const READ_AHEAD: usize = 64 << 10;
+
+impl ReadAhead {
+    /// The header at `at` (compressed size, size), unless the source ends first or cannot
+    /// be read.
+    fn header_at(&mut self, source: &dyn Source, at: u64, endian: Endian) -> Option<(u32, u32)> {
+        const HEADER: usize = 8;
+        let end = at.checked_add(HEADER as u64)?;
+        if at < self.start || end > self.start + self.bytes.len() as u64 {
+            let chunks_are_small = at.saturating_sub(self.previous) < READ_AHEAD as u64 / 4;
+            let wanted = if chunks_are_small { READ_AHEAD as u64 } else { HEADER as u64 };
+            let len = wanted.min(source.len().saturating_sub(at));
+            if len < HEADER as u64 {
+                return None;
+            }
+            self.bytes.resize(len as usize, 0);
+            if source.read_exact_at(at, &mut self.bytes).is_err() {
+                self.bytes.clear();
+                return None;
+            }
+            self.start = at;
+        }
+        self.previous = at;
+        let from = (at - self.start) as usize;
+        let word = |at: usize| Some(endian.u32(self.bytes[at..at + 4].try_into().ok()?));
+        Some((word(from)?, word(from + 4)?))
     }
 }
 
@@ -282,6 +329,44 @@ mod tests {
         let (plan, damage) = BlockPlan::chunks(&cut, 8, Endian::Little, Codec::Zstd);
         assert_eq!(plan.block_count(), 1);
         assert!(damage.unwrap().message.contains("chunk 1 of 2"));
+    }
+
+    #[test]
+    fn a_chunk_table_reads_the_same_in_windows_as_header_by_header() {
+        // Small chunks share a read-ahead window; the large ones are read header by header.
+        let pieces: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| {
+                let len = if i % 13 == 5 { 40_000 } else { 300 + i as usize * 37 };
+                (0..len).map(|b| (b as u32).wrapping_mul(2_654_435_761).wrapping_add(i) as u8).collect()
+            })
+            .collect();
+        let refs: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
+        let file = chunked_file(&refs);
+        // The table as written, walked without the plan's code.
+        let mut expected = Vec::new();
+        let mut at = 12;
+        while at < file.len() {
+            let word = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap());
+            expected.push(Chunk { offset: at as u64 + 8, compressed_len: word(at), len: word(at + 4) });
+            at += 8 + word(at) as usize;
+        }
+        let (plan, damage) = BlockPlan::chunks(&file, 8, Endian::Little, Codec::Zstd);
+        assert!(damage.is_none());
+        assert_eq!(plan, BlockPlan::Chunks { codec: Codec::Zstd, chunks: expected.clone() });
+        // Cut anywhere, the chunks wholly present stay, and the damage is where the cut is.
+        for cut in (13..file.len()).step_by(97) {
+            let (plan, damage) = BlockPlan::chunks(&file[..cut].to_vec(), 8, Endian::Little, Codec::Zstd);
+            let whole = expected.iter().take_while(|c| c.offset + u64::from(c.compressed_len) <= cut as u64).count();
+            assert_eq!(
+                plan,
+                BlockPlan::Chunks { codec: Codec::Zstd, chunks: expected[..whole].to_vec() },
+                "cut at {cut}"
+            );
+            let damage = damage.expect("a cut table is damaged");
+            let header = expected.get(whole).map_or(cut as u64, |c| c.offset - 8);
+            assert!(damage.offset >= header && damage.offset <= cut as u64, "cut at {cut}: {damage:?}");
+            assert!(damage.message.contains(&format!("chunk {whole} of 40")), "cut at {cut}: {damage:?}");
+        }
     }
 
     #[test]
