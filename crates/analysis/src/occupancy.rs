@@ -243,11 +243,12 @@ pub fn sweep_in_parts<A: Send>(
     window: Window,
     filter: &TaskFilter,
     parts: usize,
+    cuts: Cuts,
     start: impl Fn(Window) -> A + Sync,
     visit: impl Fn(&mut A, Nanos, Nanos, Occupancy) + Sync,
 ) -> Vec<A> {
     let visit = &visit;
-    let parts = in_parts(model, window, filter, parts, |part| Accumulating { visit, accumulator: start(part) });
+    let parts = in_parts(model, window, filter, parts, cuts, |part| Accumulating { visit, accumulator: start(part) });
     parts.into_iter().map(|part| part.accumulator).collect()
 }
 
@@ -273,9 +274,13 @@ pub fn sweep_cpus_in_parts<V: CpuSweepVisitor + Send>(
     window: Window,
     filter: &TaskFilter,
     parts: usize,
+    cuts: Cuts,
     start: impl Fn(Window) -> V + Sync,
 ) -> Vec<V> {
-    in_parts(model, window, filter, parts, |part| PerCpu(start(part))).into_iter().map(|visitor| visitor.0).collect()
+    in_parts(model, window, filter, parts, cuts, |part| PerCpu(start(part)))
+        .into_iter()
+        .map(|visitor| visitor.0)
+        .collect()
 }
 
 /// Sweeps `parts` consecutive cuts of `window`, spread over the machine's cores.
@@ -284,11 +289,13 @@ fn in_parts<V: Visitor + Send>(
     window: Window,
     filter: &TaskFilter,
     parts: usize,
+    cuts: Cuts,
     start: impl Fn(Window) -> V + Sync,
 ) -> Vec<V> {
     let accepted = accepted_tasks(model, filter);
     let parts = parts.clamp(1, window.len().0.max(1) as usize);
-    let cut = |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
+    let cuts = cuts.times(model, window, parts);
+    let cut = |i: usize| cuts[i];
     crate::cores::on_cores(
         parts,
         || (),
@@ -299,6 +306,59 @@ fn in_parts<V: Visitor + Send>(
             visitor
         },
     )
+}
+
+/// Where a sweep in parts cuts its window.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cuts {
+    /// At equal intervals of time, whatever the trace holds: for results that round per
+    /// stretch (`check` shares lost time out with integer divisions), which must not move
+    /// when the data does.
+    EqualTime,
+    /// Where about as many run segments and runqueue pieces start in each part, so parts
+    /// swept on different cores take about as long (a trace's busy stretches are seldom
+    /// spread evenly in time): for results that do not depend on where the window is cut.
+    EqualChanges,
+}
+
+impl Cuts {
+    /// `parts + 1` times from `window.start` to `window.end`.
+    fn times(self, model: &Model, window: Window, parts: usize) -> Vec<Nanos> {
+        let equal_time =
+            |i: usize| Nanos(window.start.0 + (u128::from(window.len().0) * i as u128 / parts as u128) as u64);
+        match self {
+            Cuts::EqualTime => (0..=parts).map(equal_time).collect(),
+            Cuts::EqualChanges => cuts_by_changes(model, window, parts),
+        }
+    }
+}
+
+/// See [`Cuts::EqualChanges`]: each cut is found by halving, after the one before.
+fn cuts_by_changes(model: &Model, window: Window, parts: usize) -> Vec<Nanos> {
+    let starting_before = |time: Nanos| -> u64 {
+        let of_cpu = |cpu: &model::CpuTimeline| {
+            cpu.segments().first_starting_at_or_after(time) + cpu.queue().first_starting_at_or_after(time)
+        };
+        model.cpus().iter().map(|cpu| of_cpu(cpu) as u64).sum()
+    };
+    let (first, last) = (starting_before(window.start), starting_before(window.end));
+    let mut cuts = vec![window.start];
+    for i in 1..parts {
+        let wanted = first + (u128::from(last - first) * i as u128 / parts as u128) as u64;
+        // The earliest time before which `wanted` start.
+        let (mut low, mut high) = (cuts[i - 1].0, window.end.0);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if starting_before(Nanos(middle)) >= wanted {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        cuts.push(Nanos(low));
+    }
+    cuts.push(window.end);
+    cuts
 }
 
 /// Per model task, whether the filter counts it (indexed by segments' and waits' task

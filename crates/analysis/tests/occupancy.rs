@@ -1,7 +1,7 @@
 //! The running/waiting sweep on hand-built scenarios whose counts are known at every instant.
 
 use analysis::occupancy::{
-    IdleWhileWaitingSum, Occupancy, cpu_queue_length, idle_while_waiting, sweep, sweep_in_parts,
+    Cuts, IdleWhileWaitingSum, Occupancy, cpu_queue_length, idle_while_waiting, sweep, sweep_in_parts,
 };
 use analysis::{TaskFilter, Window};
 use model::scenario::*;
@@ -109,12 +109,13 @@ fn forked_filter_counts_only_tasks_created_in_the_trace() {
 }
 
 /// Stretches of a sweep cut into parts, glued back: neighbours with equal counts merged.
-fn glued_parts(model: &Model, window: Window, parts: usize) -> Vec<(u64, u64, Occupancy)> {
+fn glued_parts(model: &Model, window: Window, parts: usize, cuts: Cuts) -> Vec<(u64, u64, Occupancy)> {
     let pieces = sweep_in_parts(
         model,
         window,
         &TaskFilter::default(),
         parts,
+        cuts,
         |_| Vec::new(),
         |out, s, e, o| out.push((s.0, e.0, o)),
     );
@@ -133,18 +134,19 @@ fn a_sweep_cut_into_parts_is_the_whole_sweep() {
     let model = waiting_behind_a_busy_cpu();
     for window in [Window::new(Nanos(0), Nanos(150)), Window::new(Nanos(35), Nanos(120))] {
         let whole = stretches(&model, window);
-        for parts in 1..=9 {
-            assert_eq!(glued_parts(&model, window, parts), whole, "{parts} parts of {window:?}");
+        for (parts, cuts) in (1..=9).flat_map(|parts| [(parts, Cuts::EqualTime), (parts, Cuts::EqualChanges)]) {
+            assert_eq!(glued_parts(&model, window, parts, cuts), whole, "{parts} {cuts:?} parts of {window:?}");
             let sums = sweep_in_parts(
                 &model,
                 window,
                 &TaskFilter::default(),
                 parts,
+                cuts,
                 |_| IdleWhileWaitingSum::default(),
                 |sum, s, e, o| sum.add(s, e, o),
             );
             let merged = sums.into_iter().reduce(IdleWhileWaitingSum::then).unwrap().finish();
-            assert_eq!(merged, idle_while_waiting(&model, window, &TaskFilter::default()), "{parts} parts");
+            assert_eq!(merged, idle_while_waiting(&model, window, &TaskFilter::default()), "{parts} {cuts:?} parts");
         }
     }
 }
@@ -197,6 +199,7 @@ fn a_per_cpu_sweep_reports_each_cpus_changes_between_stretches() {
         Window::new(Nanos(0), Nanos(150)),
         &TaskFilter::default(),
         1,
+        Cuts::EqualTime,
         |_| Recorder::default(),
     );
     let recorded = &parts[0];
@@ -223,6 +226,7 @@ fn a_per_cpu_sweep_reports_each_cpus_changes_between_stretches() {
         Window::new(Nanos(0), Nanos(150)),
         &TaskFilter::default(),
         3,
+        Cuts::EqualTime,
         |_| Recorder::default(),
     );
     assert_eq!(parts[1].cpus[..2], [(50, 0, occupancy(1, 1, 0, 1)), (50, 1, occupancy(0, 0, 1, 1))]);
@@ -246,4 +250,27 @@ fn hundreds_of_tasks_queued_at_one_instant_are_all_counted() {
         stretches(&model, Window::new(Nanos(0), Nanos(100))),
         [(0, 20, occupancy(1, 0, 1, 2)), (20, 100, occupancy(1, 300, 1, 2))]
     );
+}
+
+/// 0: ABABABABABABABABABABA....(idle until 10,000)
+/// Busy for its first 100 ns only: cut by time, the first half holds every change; cut
+/// by changes, each holds about half of them.
+#[test]
+fn cuts_by_changes_share_the_changes_out_evenly() {
+    let mut scenario = Scenario::new(1, &[(1, "a"), (2, "b")]);
+    scenario.other(0, 0, 1);
+    for i in 1..=20u64 {
+        let (prev, next) = if i % 2 == 1 { (1, 2) } else { (2, 1) };
+        scenario.switch(i * 5, 0, prev, R, next);
+    }
+    scenario.switch(101, 0, 1, S, 0).other(10_000, 0, 0);
+    let model = scenario.finish();
+    let window = Window::new(Nanos(0), Nanos(10_000));
+    let part_windows =
+        |cuts| sweep_in_parts(&model, window, &TaskFilter::default(), 2, cuts, |part| part, |_, _, _, _| ());
+    assert_eq!(part_windows(Cuts::EqualTime)[0], Window::new(Nanos(0), Nanos(5_000)));
+    let by_changes = part_windows(Cuts::EqualChanges);
+    assert!((45..=60).contains(&by_changes[0].end.0), "{by_changes:?}");
+    assert_eq!((by_changes[0].end, by_changes[1].end), (by_changes[1].start, window.end));
+    assert_eq!(glued_parts(&model, window, 2, Cuts::EqualChanges), stretches(&model, window));
 }

@@ -6,7 +6,7 @@
 
 use crate::pixel::{ColumnScale, ceil_index, floor_index, to_f64};
 use analysis::occupancy::{
-    CpuSweepVisitor, IdleWhileWaiting, IdleWhileWaitingSum, Occupancy, cpu_queue_length, sweep_cpus_in_parts,
+    CpuSweepVisitor, Cuts, IdleWhileWaiting, IdleWhileWaitingSum, Occupancy, cpu_queue_length, sweep_cpus_in_parts,
     sweep_in_parts,
 };
 use analysis::{TaskFilter, Window};
@@ -209,7 +209,15 @@ pub struct RunningWaiting {
 /// cut into parts swept on the machine's cores.
 pub fn columns(model: &Model, window: Window, columns: u32, filter: &TaskFilter) -> RunningWaiting {
     let map = ColumnMap::new(window, columns);
-    let parts = sweep_in_parts(model, window, filter, sweep_threads(), |_| PartColumns::new(&map), PartColumns::add);
+    let parts = sweep_in_parts(
+        model,
+        window,
+        filter,
+        sweep_threads(),
+        Cuts::EqualChanges,
+        |_| PartColumns::new(&map),
+        PartColumns::add,
+    );
     PartColumns::merge(&map, parts)
 }
 
@@ -229,7 +237,7 @@ pub fn columns_and_queue_lengths(
             *slot = Some(row);
         }
     }
-    let parts = sweep_cpus_in_parts(model, window, filter, sweep_threads(), |part| BothPart {
+    let parts = sweep_cpus_in_parts(model, window, filter, sweep_threads(), Cuts::EqualChanges, |part| BothPart {
         columns: PartColumns::new(&map),
         glued: None,
         queues: QueuePart::new(&map, part, &row_of, cpus.len()),

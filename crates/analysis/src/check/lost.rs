@@ -14,7 +14,7 @@
 //! carry the running total of the idle-while-waiting time at their ends, so the share of
 //! that total any set of episodes covers is a subtraction.
 
-use crate::occupancy::{CpuSweepVisitor, IdleWhileWaitingSum, Occupancy, sweep_cpus_in_parts};
+use crate::occupancy::{CpuSweepVisitor, Cuts, IdleWhileWaitingSum, Occupancy, sweep_cpus_in_parts};
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos};
 
@@ -68,7 +68,9 @@ pub(crate) fn sweep(model: &Model, window: Window, filter: &TaskFilter) -> Swept
     let cpus = model.cpus().len();
     // Clearly more runnable tasks than CPUs: by two, or a quarter of the CPUs if more.
     let threshold = model.cpu_count() + (model.cpu_count() / 4).max(2);
-    let parts = sweep_cpus_in_parts(model, window, filter, PARTS, |part| PartSweep::new(part, window, cpus, threshold));
+    let parts = sweep_cpus_in_parts(model, window, filter, PARTS, Cuts::EqualTime, |part| {
+        PartSweep::new(part, window, cpus, threshold)
+    });
     let mut raw: Vec<RawPiece> = Vec::new();
     let mut bins = vec![Bin::default(); window.len().0.div_ceil(bin_ns(window)) as usize];
     let mut sum = IdleWhileWaitingSum::default();

@@ -8,7 +8,7 @@ use super::proto::{
 use crate::Scope;
 use crate::protobuf;
 use analysis::check::{Incident, Kind};
-use analysis::occupancy::{CpuSweepVisitor, Occupancy, sweep_cpus_in_parts};
+use analysis::occupancy::{CpuSweepVisitor, Cuts, Occupancy, sweep_cpus_in_parts};
 use model::{Cpu, Model, Nanos};
 use prost::Message;
 use std::fs::File;
@@ -68,7 +68,7 @@ pub struct CounterValues {
 pub fn write_counter_values(model: &Model, scope: &Scope, scratch: Vec<File>) -> io::Result<CounterValues> {
     let cpus = model.cpus().len();
     let pool = Mutex::new(scratch);
-    let parts = sweep_cpus_in_parts(model, scope.window, &scope.filter, SWEEP_PARTS, |_| {
+    let parts = sweep_cpus_in_parts(model, scope.window, &scope.filter, SWEEP_PARTS, Cuts::EqualTime, |_| {
         let file = pool.lock().expect("no sweep panics holding it").pop().expect("a scratch file per part");
         CounterPart::new(file, cpus)
     });
