@@ -422,25 +422,39 @@ impl<'t> CpuQueue<'t> {
         names: &mut WorkerNames,
         announced: &mut Vec<Box<[u8]>>,
     ) -> bool {
-        self.items.clear();
+        let mut items = std::mem::take(&mut self.items);
+        items.clear();
         self.next = 0;
-        while !self.exhausted && self.items.len() < BURST {
+        self.decode_onto(&mut items, BURST, decoder, names, announced);
+        self.items = items;
+        !self.items.is_empty()
+    }
+
+    /// Decodes items onto `out` until it holds `limit` or the stream ends.
+    fn decode_onto(
+        &mut self,
+        out: &mut Vec<Staged>,
+        limit: usize,
+        decoder: &SchedDecoder,
+        names: &mut WorkerNames,
+        announced: &mut Vec<Box<[u8]>>,
+    ) {
+        while !self.exhausted && out.len() < limit {
             match self.stream.next() {
                 Some(Item::Event(event)) => {
                     self.events += 1;
                     let ctx = EventContext { ts: event.ts, cpu: event.cpu, pid: event.pid() };
                     // A loss is reported just before the next event of its CPU.
                     if let Some(count) = self.pending_loss.take() {
-                        self.items.push(Staged { ctx, what: StagedKind::Lost(count) });
+                        out.push(Staged { ctx, what: StagedKind::Lost(count) });
                     }
                     let decoded = decoder.decode_named(&event, &mut |name| names.number(name, announced));
-                    self.items.push(Staged { ctx, what: StagedKind::Event(decoded) });
+                    out.push(Staged { ctx, what: StagedKind::Event(decoded) });
                 }
                 Some(Item::Lost(lost)) => self.pending_loss = Some(lost.count),
                 None => self.exhausted = true,
             }
         }
-        !self.items.is_empty()
     }
 }
 
@@ -527,36 +541,37 @@ fn stage(
     let mut order = BlockOrder::default();
     let mut reported = 0u64;
     let mut span_ns = INITIAL_SPAN_NS;
-    // One CPU's items are in its stream's order already: they go straight into batches.
-    let one_cpu = queues.len() == 1;
     loop {
         let Batch { items, new_names } = &mut batch;
-        let heads = queues.iter_mut().filter_map(|queue| queue.head(decoder, &mut names, new_names));
-        let Some(start) = heads.map(|(ts, _)| ts.0).min() else { break };
-        let last = tracedat::Nanos(start.saturating_add(span_ns - 1));
-        let first = items.len();
-        order.block.clear();
-        order.runs.clear();
-        let block = if one_cpu { &mut *items } else { &mut order.block };
-        let block_first = block.len();
-        let mut in_time_order = true;
-        for queue in &mut queues {
-            let run_start = block.len() - block_first;
-            let mut previous = tracedat::Nanos(0);
-            while let Some((ts, _)) = queue.head(decoder, &mut names, new_names).filter(|&(ts, _)| ts <= last) {
-                in_time_order &= ts >= previous;
-                previous = ts;
-                block.push(queue.items[queue.next]);
-                queue.next += 1;
+        if let [queue] = &mut queues[..] {
+            // One CPU's items are in its stream's order already: decoded straight into batches.
+            queue.decode_onto(items, BATCH_EVENTS / 2, decoder, &mut names, new_names);
+            if queue.exhausted {
+                break;
             }
-            if block.len() - block_first > run_start {
-                order.runs.push(run_start..block.len() - block_first);
+        } else {
+            let heads = queues.iter_mut().filter_map(|queue| queue.head(decoder, &mut names, new_names));
+            let Some(start) = heads.map(|(ts, _)| ts.0).min() else { break };
+            let last = tracedat::Nanos(start.saturating_add(span_ns - 1));
+            order.block.clear();
+            order.runs.clear();
+            let mut in_time_order = true;
+            for queue in &mut queues {
+                let run_start = order.block.len();
+                let mut previous = tracedat::Nanos(0);
+                while let Some((ts, _)) = queue.head(decoder, &mut names, new_names).filter(|&(ts, _)| ts <= last) {
+                    in_time_order &= ts >= previous;
+                    previous = ts;
+                    order.block.push(queue.items[queue.next]);
+                    queue.next += 1;
+                }
+                if order.block.len() > run_start {
+                    order.runs.push(run_start..order.block.len());
+                }
             }
-        }
-        if !one_cpu {
+            span_ns = next_span(span_ns, order.block.len());
             order.arrange_into(items, start, in_time_order);
         }
-        span_ns = next_span(span_ns, items.len() - first);
         if batch.items.len() >= BATCH_EVENTS / 2 {
             let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
             bytes_done.fetch_add(done - reported, Ordering::Relaxed);
