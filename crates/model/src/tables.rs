@@ -455,6 +455,10 @@ pub struct QueuePieces {
 impl QueuePieces {
     pub(crate) fn begin(&mut self, start: Nanos, wait: u32) -> u32 {
         let index = self.len();
+        match self.block_last_end.get_mut(index / END_BLOCK) {
+            Some(latest) => *latest = (*latest).max(start),
+            None => self.block_last_end.push(start),
+        }
         let start = self.times.encode(index, start);
         self.rows.push(PieceRow { start, duration: 0, wait });
         index as u32
@@ -465,6 +469,8 @@ impl QueuePieces {
         let start = self.start(index);
         let row = self.rows.get_mut(index);
         row.duration = self.durations.encode(index, row.duration, end.saturating_sub(start));
+        let latest = &mut self.block_last_end[index / END_BLOCK];
+        *latest = (*latest).max(end);
     }
 
     pub fn len(&self) -> usize {
@@ -516,14 +522,9 @@ impl QueuePieces {
             .filter(move |&i| self.end_of(i) >= time)
     }
 
-    /// Builds the index of ends, once every piece has ended.
+    /// Completes the index of ends once every piece has ended (each block's latest end
+    /// was kept as its pieces began and ended: no pass over the pieces again).
     pub(crate) fn index_ends(&mut self) {
-        self.block_last_end = (0..self.len().div_ceil(END_BLOCK))
-            .map(|block| {
-                let pieces = block * END_BLOCK..((block + 1) * END_BLOCK).min(self.len());
-                pieces.map(|i| self.end_of(i)).max().unwrap_or_default()
-            })
-            .collect();
         self.reach = self
             .block_last_end
             .iter()
