@@ -375,12 +375,7 @@ impl WorkerNames {
     }
 }
 
-/// Events decoded from one CPU at a time: long enough runs of one CPU's records that
-/// its pages are read in order (the caches and prefetchers follow), short enough that a
-/// worker's queues stay small.
-const BURST: usize = 16;
-
-/// One CPU's stream and the items decoded ahead from it.
+/// One CPU's stream and the items decoded ahead from it (an event and its loss notice).
 struct CpuQueue<'t> {
     stream: EventStream<'t>,
     items: Vec<Staged>,
@@ -392,17 +387,10 @@ struct CpuQueue<'t> {
 
 impl<'t> CpuQueue<'t> {
     fn new(stream: EventStream<'t>) -> CpuQueue<'t> {
-        CpuQueue {
-            stream,
-            items: Vec::with_capacity(BURST + 1),
-            next: 0,
-            pending_loss: None,
-            events: 0,
-            exhausted: false,
-        }
+        CpuQueue { stream, items: Vec::with_capacity(2), next: 0, pending_loss: None, events: 0, exhausted: false }
     }
 
-    /// The key of the next item, decoding a burst when none is left.
+    /// The key of the next item, decoding an event ahead when none is left.
     #[inline]
     fn head(
         &mut self,
@@ -410,31 +398,49 @@ impl<'t> CpuQueue<'t> {
         names: &mut WorkerNames,
         announced: &mut Vec<Box<[u8]>>,
     ) -> Option<(tracedat::Nanos, Cpu)> {
-        if self.next == self.items.len() && !self.decode_burst(decoder, names, announced) {
-            return None;
+        if self.next == self.items.len() {
+            let mut items = std::mem::take(&mut self.items);
+            items.clear();
+            self.next = 0;
+            self.decode_onto(&mut items, 1, tracedat::Nanos::MAX, decoder, names, announced);
+            self.items = items;
         }
-        Some(self.items[self.next].key())
+        Some(self.items.get(self.next)?.key())
     }
 
-    fn decode_burst(
+    /// Moves the items stamped up to `last` onto `out`: those decoded ahead, then the
+    /// stream's, decoded straight onto `out`. The first event past `last` (with its loss
+    /// notice) is taken back as the item decoded ahead.
+    fn move_until(
         &mut self,
+        last: tracedat::Nanos,
+        out: &mut Vec<Staged>,
         decoder: &SchedDecoder,
         names: &mut WorkerNames,
         announced: &mut Vec<Box<[u8]>>,
-    ) -> bool {
-        let mut items = std::mem::take(&mut self.items);
-        items.clear();
+    ) {
+        while let Some(&item) = self.items.get(self.next).filter(|item| item.ctx.ts <= last) {
+            out.push(item);
+            self.next += 1;
+        }
+        if self.next < self.items.len() {
+            return;
+        }
+        let from = out.len();
+        self.decode_onto(out, usize::MAX, last, decoder, names, announced);
+        let past = out[from..].iter().rev().take_while(|item| item.ctx.ts > last).count();
+        self.items.clear();
+        self.items.extend(out.drain(out.len() - past..));
         self.next = 0;
-        self.decode_onto(&mut items, BURST, decoder, names, announced);
-        self.items = items;
-        !self.items.is_empty()
     }
 
-    /// Decodes items onto `out` until it holds `limit` or the stream ends.
+    /// Decodes items onto `out` until it holds `limit`, an event is stamped after
+    /// `until` (it is decoded too), or the stream ends.
     fn decode_onto(
         &mut self,
         out: &mut Vec<Staged>,
         limit: usize,
+        until: tracedat::Nanos,
         decoder: &SchedDecoder,
         names: &mut WorkerNames,
         announced: &mut Vec<Box<[u8]>>,
@@ -450,6 +456,9 @@ impl<'t> CpuQueue<'t> {
                     }
                     let decoded = decoder.decode_named(&event, &mut |name| names.number(name, announced));
                     out.push(Staged { ctx, what: StagedKind::Event(decoded) });
+                    if ctx.ts > until {
+                        break;
+                    }
                 }
                 Some(Item::Lost(lost)) => self.pending_loss = Some(lost.count),
                 None => self.exhausted = true,
@@ -545,7 +554,7 @@ fn stage(
         let Batch { items, new_names } = &mut batch;
         if let [queue] = &mut queues[..] {
             // One CPU's items are in its stream's order already: decoded straight into batches.
-            queue.decode_onto(items, BATCH_EVENTS / 2, decoder, &mut names, new_names);
+            queue.decode_onto(items, BATCH_EVENTS / 2, tracedat::Nanos::MAX, decoder, &mut names, new_names);
             if queue.exhausted {
                 break;
             }
@@ -558,14 +567,10 @@ fn stage(
             let mut in_time_order = true;
             for queue in &mut queues {
                 let run_start = order.block.len();
-                let mut previous = tracedat::Nanos(0);
-                while let Some((ts, _)) = queue.head(decoder, &mut names, new_names).filter(|&(ts, _)| ts <= last) {
-                    in_time_order &= ts >= previous;
-                    previous = ts;
-                    order.block.push(queue.items[queue.next]);
-                    queue.next += 1;
-                }
-                if order.block.len() > run_start {
+                queue.move_until(last, &mut order.block, decoder, &mut names, new_names);
+                let run = &order.block[run_start..];
+                if !run.is_empty() {
+                    in_time_order &= run.windows(2).all(|pair| pair[0].ctx.ts <= pair[1].ctx.ts);
                     order.runs.push(run_start..order.block.len());
                 }
             }
