@@ -51,6 +51,9 @@ struct CpuState {
     last_evidence: Nanos,
     /// Tasks waiting in this CPU's runqueue.
     queued: Vec<TaskId>,
+    /// When the first of `queued` was queued: none of them was queued earlier (tasks are
+    /// queued in time order, and leaving only takes the earliest away).
+    queued_since: Nanos,
 }
 
 impl CpuState {
@@ -60,6 +63,7 @@ impl CpuState {
         last_event: None,
         last_evidence: Nanos::ZERO,
         queued: Vec::new(),
+        queued_since: Nanos::ZERO,
     };
 }
 
@@ -377,8 +381,9 @@ impl Tracker {
     /// where they began on this CPU, and the earliest such time is returned, from which
     /// the CPU's state is uncertain.
     fn run_stale_queue(&mut self, cpu: Cpu, idle_since: Nanos, time: Nanos) -> Option<Nanos> {
-        let queued = &self.cpu_state[cpu.index()].queued;
-        if queued.is_empty() {
+        let CpuState { queued, queued_since, .. } = &self.cpu_state[cpu.index()];
+        // None can be stale before the first was queued the limit ago.
+        if queued.is_empty() || time.saturating_sub((*queued_since).max(idle_since)) <= QUEUED_ON_IDLE_LIMIT {
             return None;
         }
         let stale_since = |runtime: &TaskRuntime| match runtime.state {
@@ -559,9 +564,12 @@ impl Tracker {
 
     /// Pieces are recorded when they start, so each CPU's pieces are in start order.
     fn start_queue_piece(&mut self, cpu: Cpu, task: TaskId, wait: u32, time: Nanos) -> u32 {
-        let queued = &mut self.cpu_state[cpu.index()].queued;
-        self.runtime[task.index()].queue_slot = queued.len() as u32;
-        queued.push(task);
+        let state = &mut self.cpu_state[cpu.index()];
+        if state.queued.is_empty() {
+            state.queued_since = time;
+        }
+        self.runtime[task.index()].queue_slot = state.queued.len() as u32;
+        state.queued.push(task);
         if !self.options.detail.queues() {
             return NO_ROW;
         }
