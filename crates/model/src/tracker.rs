@@ -51,8 +51,9 @@ struct CpuState {
     last_evidence: Nanos,
     /// Tasks waiting in this CPU's runqueue.
     queued: Vec<TaskId>,
-    /// When the first of `queued` was queued: none of them was queued earlier (tasks are
-    /// queued in time order, and leaving only takes the earliest away).
+    /// When the first of `queued` was queued since the runqueue was last empty: none of
+    /// them was queued earlier (tasks are queued in time order; one leaving does not
+    /// make the others' times earlier).
     queued_since: Nanos,
 }
 
