@@ -32,9 +32,15 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
         if successor.task != task || successor.start != displaced.end {
             return None;
         }
-        by_task.get(&displaced.task)?.iter().copied().find(|&j| {
-            migrations.get(j).from == to && migrations.time(j) >= time && migrations.time(j) <= time + WITHIN
-        })
+        // The displaced task's migrations are in time order: its first from `to` in the
+        // millisecond, found from the first at or after `time`.
+        let moves = by_task.get(&displaced.task)?;
+        let first = moves.partition_point(|&j| migrations.time(j) < time);
+        moves[first..]
+            .iter()
+            .copied()
+            .take_while(|&j| migrations.time(j) <= time + WITHIN)
+            .find(|&j| migrations.get(j).from == to)
     };
     let mut in_chain = vec![false; migrations.len()];
     let mut incidents = Vec::new();
