@@ -377,18 +377,30 @@ impl Findings {
 
 /// Runs every check.
 pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
-    let swept = lost::sweep(model, request.window, request.filter);
-    let mut incidents = episodes::episodes(model, request, &swept.pieces);
-    incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
-    incidents.extend(cascades::cascades(model, request));
-    incidents.extend(overloads(model, request, &swept.bins));
-    Findings {
-        incidents,
-        idle_while_waiting: swept.idle_while_waiting,
-        window: request.window.len(),
-        migrations: migration_matrix(model, request.window),
-        wakeups: wakeup_placements(model, request),
-    }
+    std::thread::scope(|scope| {
+        // What does not need the sweep runs beside it and the episodes (which take one
+        // core while the sweep's last part and the episodes leave the others idle).
+        let aside = scope.spawn(|| {
+            (
+                cascades::cascades(model, request),
+                migration_matrix(model, request.window),
+                wakeup_placements(model, request),
+            )
+        });
+        let swept = lost::sweep(model, request.window, request.filter);
+        let mut incidents = episodes::episodes(model, request, &swept.pieces);
+        incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
+        let (cascades, migrations, wakeups) = aside.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        incidents.extend(cascades);
+        incidents.extend(overloads(model, request, &swept.bins));
+        Findings {
+            incidents,
+            idle_while_waiting: swept.idle_while_waiting,
+            window: request.window.len(),
+            migrations,
+            wakeups,
+        }
+    })
 }
 
 fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlacements {
