@@ -60,11 +60,10 @@ pub(super) fn episodes(model: &Model, request: &CheckRequest<'_>, pieces: &[Lost
     if clusters.is_empty() {
         return Vec::new();
     }
-    let queues = Queues::new(model);
     let wakeups = WakeupsOfWaits::of(model);
     let mut cursors = SegmentCursors::new(model);
     let attributed: Vec<Attributed> =
-        clusters.into_iter().map(|c| attribute(model, request, &queues, pieces, c, &wakeups, &mut cursors)).collect();
+        clusters.into_iter().map(|c| attribute(model, request, pieces, c, &wakeups, &mut cursors)).collect();
     let groups = simultaneous(patterns(&attributed), request.min_lost);
     let groups: Vec<Vec<&Attributed>> = groups
         .into_iter()
@@ -185,53 +184,27 @@ struct Attributed {
     kind: Kind,
 }
 
-/// The runqueue pieces of the CPUs, searchable by time: pieces are in start order, and
-/// those starting up to the CPU's longest piece before a time may still be under way.
-struct Queues<'m> {
-    model: &'m Model,
-    longest: Vec<std::cell::OnceCell<Nanos>>,
-}
-
-impl<'m> Queues<'m> {
-    fn new(model: &'m Model) -> Queues<'m> {
-        Queues { model, longest: (0..model.cpus().len()).map(|_| std::cell::OnceCell::new()).collect() }
-    }
-
-    /// The pieces of `cpu` overlapping `[start, end)`, as (piece start, end, wait).
-    fn overlapping(&self, cpu: Cpu, start: Nanos, end: Nanos) -> Vec<(Nanos, Nanos, usize)> {
-        let Some(timeline) = self.model.cpus().get(cpu.index()) else { return Vec::new() };
-        let queue = timeline.queue();
-        let longest = *self.longest[cpu.index()]
-            .get_or_init(|| queue.iter().map(|p| p.end.saturating_sub(p.start)).max().unwrap_or_default());
-        let upto = first_index(queue.len(), |i| queue.get(i).start >= end);
-        let from = first_index(upto, |i| queue.get(i).start >= start.saturating_sub(longest));
-        (from..upto)
-            .map(|i| queue.get(i))
-            .filter(|piece| piece.end > start)
-            .map(|piece| (piece.start, piece.end, piece.wait as usize))
-            .collect()
-    }
-}
-
-/// The first index in `0..len` for which `after` holds (it holds from there on).
-fn first_index(len: usize, after: impl Fn(usize) -> bool) -> usize {
-    let (mut low, mut high) = (0, len);
-    while low < high {
-        let middle = low + (high - low) / 2;
-        if after(middle) {
-            high = middle;
-        } else {
-            low = middle + 1;
-        }
-    }
-    low
+/// The runqueue pieces of `cpu` overlapping `[start, end)`, as (piece start, end, wait),
+/// in start order: those begun before `start` and still under way then (found through
+/// the runqueue's index of ends), then those begun in the span.
+fn overlapping_pieces(model: &Model, cpu: Cpu, start: Nanos, end: Nanos) -> Vec<(Nanos, Nanos, usize)> {
+    let Some(timeline) = model.cpus().get(cpu.index()) else { return Vec::new() };
+    let queue = timeline.queue();
+    let begun = queue.first_starting_at_or_after(start);
+    let upto = queue.first_starting_at_or_after(end).max(begun);
+    queue
+        .open_at(start)
+        .chain(begun..upto)
+        .map(|i| queue.get(i))
+        .filter(|piece| piece.end > start)
+        .map(|piece| (piece.start, piece.end, piece.wait as usize))
+        .collect()
 }
 
 /// A cluster's waits with their shares of its lost time and their causes.
 fn attribute(
     model: &Model,
     request: &CheckRequest<'_>,
-    queues: &Queues<'_>,
     pieces: &[LostPiece],
     cluster: Cluster,
     wakeups: &WakeupsOfWaits,
@@ -240,7 +213,7 @@ fn attribute(
     let lost_pieces = cluster.pieces(pieces);
     let (cluster_start, cluster_end) = (cluster.extent.start, cluster.extent.end);
     let mut waits: Vec<(WaitShare, u64)> = Vec::new();
-    for (start, end, wait_index) in queues.overlapping(cluster.cpu, cluster_start, cluster_end) {
+    for (start, end, wait_index) in overlapping_pieces(model, cluster.cpu, cluster_start, cluster_end) {
         let wait = model.waits().get(wait_index);
         if !request.filter.accepts(model, wait.task) {
             continue;
