@@ -378,19 +378,19 @@ impl Findings {
 /// Runs every check.
 pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
     std::thread::scope(|scope| {
-        // What does not need the sweep runs beside it and the episodes (which take one
-        // core while the sweep's last part and the episodes leave the others idle).
+        // What does not need the sweep runs beside it and the episodes' search (which
+        // take one core while the sweep's last part and the search leave the others idle).
         let aside = scope.spawn(|| {
-            (
-                cascades::cascades(model, request),
-                migration_matrix(model, request.window),
-                wakeup_placements(model, request),
-            )
+            let runs = episodes::TaskRuns::of(model);
+            let placements = wakeup_placements(model, request);
+            (runs, cascades::cascades(model, request), migration_matrix(model, request.window), placements)
         });
         let swept = lost::sweep(model, request.window, request.filter);
-        let mut incidents = episodes::episodes(model, request, &swept.pieces);
+        let found = episodes::search(model, request, &swept.pieces);
+        let (runs, cascades, migrations, wakeups) =
+            aside.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let mut incidents = found.incidents(model, request, &runs);
         incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
-        let (cascades, migrations, wakeups) = aside.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         incidents.extend(cascades);
         incidents.extend(overloads(model, request, &swept.bins));
         Findings {

@@ -54,27 +54,40 @@ const KERNEL_THREADS: [&str; 10] =
     ["kworker", "ksoftirqd", "kcompactd", "migration", "rcu_", "kswapd", "khugepaged", "watchdog", "irq/", "kthreadd"];
 
 /// The episodes made of the sweep's pieces (by CPU, then time).
-pub(super) fn episodes(model: &Model, request: &CheckRequest<'_>, pieces: &[LostPiece]) -> Vec<Incident> {
+/// The episodes in `pieces`: their clusters, with each wait's share and cause, grouped
+/// into episodes. Describing them ([`Found::incidents`]) needs where each task ran, which
+/// [`TaskRuns::of`] computes meanwhile on another thread.
+pub(super) fn search(model: &Model, request: &CheckRequest<'_>, pieces: &[LostPiece]) -> Found {
     let fragment = (request.min_lost.0 / FRAGMENT).max(1);
     let clusters: Vec<Cluster> = clusters(pieces).into_iter().filter(|c| c.extent.lost >= fragment).collect();
     if clusters.is_empty() {
-        return Vec::new();
+        return Found::default();
     }
     let wakeups = WakeupsOfWaits::of(model);
     let mut cursors = SegmentCursors::new(model);
     let attributed: Vec<Attributed> =
         clusters.into_iter().map(|c| attribute(model, request, pieces, c, &wakeups, &mut cursors)).collect();
-    let groups = simultaneous(patterns(&attributed), request.min_lost);
-    let groups: Vec<Vec<&Attributed>> = groups
+    let groups = simultaneous(patterns(&attributed), request.min_lost)
         .into_iter()
         .filter(|g| g.extent.significant(request.min_lost))
-        .map(|g| g.members.iter().map(|&i| &attributed[i]).collect())
+        .map(|g| g.members)
         .collect();
-    if groups.is_empty() {
-        return Vec::new();
+    Found { attributed, groups }
+}
+
+/// Episodes found: the attributed clusters, and the episodes as groups of them.
+#[derive(Default)]
+pub(super) struct Found {
+    attributed: Vec<Attributed>,
+    groups: Vec<Vec<usize>>,
+}
+
+impl Found {
+    /// The episodes as incidents, described with where their tasks ran.
+    pub(super) fn incidents(&self, model: &Model, request: &CheckRequest<'_>, runs: &TaskRuns) -> Vec<Incident> {
+        let members = |group: &Vec<usize>| group.iter().map(|&i| &self.attributed[i]).collect::<Vec<_>>();
+        self.groups.iter().map(|group| episode(model, request, runs, &members(group))).collect()
     }
-    let runs = TaskRuns::of(model);
-    groups.iter().map(|group| episode(model, request, &runs, group)).collect()
 }
 
 /// Where and how much a set of pieces lost: the measure the joining rules use.
@@ -409,7 +422,7 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
 }
 
 /// Where and how often each task ran in the whole trace.
-struct TaskRuns(Vec<Runs>);
+pub(super) struct TaskRuns(Vec<Runs>);
 
 #[derive(Copy, Clone, Debug, Default)]
 struct Runs {
@@ -421,7 +434,7 @@ struct Runs {
 }
 
 impl TaskRuns {
-    fn of(model: &Model) -> TaskRuns {
+    pub(super) fn of(model: &Model) -> TaskRuns {
         let mut runs = vec![Runs { cpus: Some([None; 4]), first: Nanos::MAX, ..Runs::default() }; model.tasks().len()];
         for timeline in model.cpus() {
             for segment in timeline.segments().iter().filter(|s| s.task != TaskId::IDLE) {
