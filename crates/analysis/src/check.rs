@@ -378,8 +378,8 @@ impl Findings {
 /// Runs every check.
 pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
     std::thread::scope(|scope| {
-        // What does not need the sweep runs beside it and the episodes' search (which
-        // take one core while the sweep's last part and the search leave the others idle).
+        // What does not need the sweep runs on a thread beside it: the sweep's last part
+        // and the episodes' search each keep one core busy, and the others would idle.
         let aside = scope.spawn(|| {
             let runs = episodes::TaskRuns::of(model);
             let placements = wakeup_placements(model, request);
