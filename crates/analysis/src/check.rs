@@ -404,16 +404,12 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
 }
 
 fn wakeup_placements(model: &Model, request: &CheckRequest<'_>) -> WakeupPlacements {
-    // Chunks of the wakeups (in time order) counted on their own threads, each with its
-    // own cursors; the sums do not depend on the cut.
+    // Chunks of the wakeups (in time order) counted over the cores, each with its own
+    // cursors; the sums do not depend on the cut.
     const CHUNKS: usize = 8;
     let count = model.wakeups().len();
     let chunk = |i: usize| count * i / CHUNKS..count * (i + 1) / CHUNKS;
-    let parts: Vec<WakeupPlacements> = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            (0..CHUNKS).map(|i| scope.spawn(move || count_placements(model, request, chunk(i)))).collect();
-        handles.into_iter().map(|h| h.join().expect("a wakeup-counting thread panicked")).collect()
-    });
+    let parts = crate::cores::on_cores(CHUNKS, || (), |(), i| count_placements(model, request, chunk(i)));
     parts.into_iter().fold(WakeupPlacements::default(), |total, part| total.plus(&part))
 }
 

@@ -295,12 +295,11 @@ fn in_parts<V: Visitor + Send>(
     let accepted = accepted_tasks(model, filter);
     let parts = parts.clamp(1, window.len().0.max(1) as usize);
     let cuts = cuts.times(model, window, parts);
-    let cut = |i: usize| cuts[i];
     crate::cores::on_cores(
         parts,
         || (),
         |(), i| {
-            let part = Window::new(cut(i), cut(i + 1));
+            let part = Window::new(cuts[i], cuts[i + 1]);
             let mut visitor = start(part);
             sweep_accepted(model, part, &accepted, &mut visitor);
             visitor

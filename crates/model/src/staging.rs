@@ -375,65 +375,15 @@ impl WorkerNames {
     }
 }
 
-/// One CPU's stream and the items decoded ahead from it (an event and its loss notice).
-struct CpuQueue<'t> {
+/// One CPU's stream, decoded on demand.
+struct CpuSource<'t> {
     stream: EventStream<'t>,
-    items: Vec<Staged>,
-    next: usize,
     pending_loss: Option<Option<u64>>,
     events: u64,
     exhausted: bool,
 }
 
-impl<'t> CpuQueue<'t> {
-    fn new(stream: EventStream<'t>) -> CpuQueue<'t> {
-        CpuQueue { stream, items: Vec::with_capacity(2), next: 0, pending_loss: None, events: 0, exhausted: false }
-    }
-
-    /// The key of the next item, decoding an event ahead when none is left.
-    #[inline]
-    fn head(
-        &mut self,
-        decoder: &SchedDecoder,
-        names: &mut WorkerNames,
-        announced: &mut Vec<Box<[u8]>>,
-    ) -> Option<(tracedat::Nanos, Cpu)> {
-        if self.next == self.items.len() {
-            let mut items = std::mem::take(&mut self.items);
-            items.clear();
-            self.next = 0;
-            self.decode_onto(&mut items, 1, tracedat::Nanos::MAX, decoder, names, announced);
-            self.items = items;
-        }
-        Some(self.items.get(self.next)?.key())
-    }
-
-    /// Moves the items stamped up to `last` onto `out`: those decoded ahead, then the
-    /// stream's, decoded straight onto `out`. The first event past `last` (with its loss
-    /// notice) is taken back as the item decoded ahead.
-    fn move_until(
-        &mut self,
-        last: tracedat::Nanos,
-        out: &mut Vec<Staged>,
-        decoder: &SchedDecoder,
-        names: &mut WorkerNames,
-        announced: &mut Vec<Box<[u8]>>,
-    ) {
-        while let Some(&item) = self.items.get(self.next).filter(|item| item.ctx.ts <= last) {
-            out.push(item);
-            self.next += 1;
-        }
-        if self.next < self.items.len() {
-            return;
-        }
-        let from = out.len();
-        self.decode_onto(out, usize::MAX, last, decoder, names, announced);
-        let past = out[from..].iter().rev().take_while(|item| item.ctx.ts > last).count();
-        self.items.clear();
-        self.items.extend(out.drain(out.len() - past..));
-        self.next = 0;
-    }
-
+impl CpuSource<'_> {
     /// Decodes items onto `out` until it holds `limit`, an event is stamped after
     /// `until` (it is decoded too), or the stream ends.
     fn decode_onto(
@@ -464,6 +414,62 @@ impl<'t> CpuQueue<'t> {
                 None => self.exhausted = true,
             }
         }
+    }
+}
+
+/// One CPU's source and the items decoded ahead from it (an event and its loss notice).
+struct CpuQueue<'t> {
+    source: CpuSource<'t>,
+    items: Vec<Staged>,
+    next: usize,
+}
+
+impl<'t> CpuQueue<'t> {
+    fn new(stream: EventStream<'t>) -> CpuQueue<'t> {
+        let source = CpuSource { stream, pending_loss: None, events: 0, exhausted: false };
+        CpuQueue { source, items: Vec::with_capacity(2), next: 0 }
+    }
+
+    /// The key of the next item, decoding an event ahead when none is left.
+    #[inline]
+    fn head(
+        &mut self,
+        decoder: &SchedDecoder,
+        names: &mut WorkerNames,
+        announced: &mut Vec<Box<[u8]>>,
+    ) -> Option<(tracedat::Nanos, Cpu)> {
+        if self.next == self.items.len() {
+            self.items.clear();
+            self.next = 0;
+            self.source.decode_onto(&mut self.items, 1, tracedat::Nanos::MAX, decoder, names, announced);
+        }
+        Some(self.items.get(self.next)?.key())
+    }
+
+    /// Moves the items stamped up to `last` onto `out`: those decoded ahead, then the
+    /// stream's, decoded straight onto `out`. The first event past `last` (with its loss
+    /// notice) is taken back as the item decoded ahead.
+    fn move_until(
+        &mut self,
+        last: tracedat::Nanos,
+        out: &mut Vec<Staged>,
+        decoder: &SchedDecoder,
+        names: &mut WorkerNames,
+        announced: &mut Vec<Box<[u8]>>,
+    ) {
+        while let Some(&item) = self.items.get(self.next).filter(|item| item.ctx.ts <= last) {
+            out.push(item);
+            self.next += 1;
+        }
+        if self.next < self.items.len() {
+            return;
+        }
+        let from = out.len();
+        self.source.decode_onto(out, usize::MAX, last, decoder, names, announced);
+        let past = out[from..].iter().rev().take_while(|item| item.ctx.ts > last).count();
+        self.items.clear();
+        self.items.extend(out.drain(out.len() - past..));
+        self.next = 0;
     }
 }
 
@@ -554,8 +560,9 @@ fn stage(
         let Batch { items, new_names } = &mut batch;
         if let [queue] = &mut queues[..] {
             // One CPU's items are in its stream's order already: decoded straight into batches.
-            queue.decode_onto(items, BATCH_EVENTS / 2, tracedat::Nanos::MAX, decoder, &mut names, new_names);
-            if queue.exhausted {
+            let source = &mut queue.source;
+            source.decode_onto(items, BATCH_EVENTS / 2, tracedat::Nanos::MAX, decoder, &mut names, new_names);
+            if source.exhausted {
                 break;
             }
         } else {
@@ -578,7 +585,7 @@ fn stage(
             order.arrange_into(items, start, in_time_order);
         }
         if batch.items.len() >= BATCH_EVENTS / 2 {
-            let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
+            let done: u64 = queues.iter().map(|q| q.source.stream.bytes_done()).sum();
             bytes_done.fetch_add(done - reported, Ordering::Relaxed);
             reported = done;
             let next = empty.try_recv().unwrap_or_else(|_| Batch::new());
@@ -589,16 +596,17 @@ fn stage(
             batch.new_names.clear();
         }
     }
-    let done: u64 = queues.iter().map(|q| q.stream.bytes_done()).sum();
+    let done: u64 = queues.iter().map(|q| q.source.stream.bytes_done()).sum();
     bytes_done.fetch_add(done.saturating_sub(reported), Ordering::Relaxed);
     if !batch.items.is_empty() {
         let _ = full.send(batch);
     }
     let mut end = StreamEnd::default();
     for queue in &mut queues {
-        end.events += queue.events;
-        end.unknown_events += queue.stream.unknown_events();
-        end.damage.extend(queue.stream.take_damage());
+        let source = &mut queue.source;
+        end.events += source.events;
+        end.unknown_events += source.stream.unknown_events();
+        end.damage.extend(source.stream.take_damage());
     }
     end
 }

@@ -53,9 +53,9 @@ const PINNED_WAITS: u32 = 3;
 const KERNEL_THREADS: [&str; 10] =
     ["kworker", "ksoftirqd", "kcompactd", "migration", "rcu_", "kswapd", "khugepaged", "watchdog", "irq/", "kthreadd"];
 
-/// The episodes in the sweep's `pieces` (by CPU, then time): their clusters, with each wait's share and cause, grouped
-/// into episodes. Describing them ([`Found::incidents`]) needs where each task ran, which
-/// [`TaskRuns::of`] computes meanwhile on another thread.
+/// The episodes in the sweep's `pieces` (by CPU, then time): their clusters, with each
+/// wait's share and cause, grouped into episodes. Describing them ([`Found::incidents`])
+/// needs where each task ran, which [`TaskRuns::of`] computes meanwhile on another thread.
 pub(super) fn search(model: &Model, request: &CheckRequest<'_>, pieces: &[LostPiece]) -> Found {
     let fragment = (request.min_lost.0 / FRAGMENT).max(1);
     let clusters: Vec<Cluster> = clusters(pieces).into_iter().filter(|c| c.extent.lost >= fragment).collect();
