@@ -46,7 +46,7 @@ fn scan(trace: &Trace) -> Result<Vec<CpuSummary>> {
         trace.buffers().iter().flat_map(|b| b.cpus.iter().map(move |c| (b.name.clone(), c.cpu))).collect();
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "decoding");
     let bytes_done = AtomicU64::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = analysis::cores::available();
     let mut summaries = run_pool(
         &jobs,
         workers,

@@ -224,7 +224,7 @@ struct CpuJob<'a> {
 fn per_cpu<T: Send>(cpus: u32, job: impl Fn(u32) -> T + Sync, mut waiting: impl FnMut()) -> Vec<T> {
     let next = AtomicU32::new(0);
     let results: Vec<Mutex<Option<T>>> = (0..cpus).map(|_| Mutex::new(None)).collect();
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cpus.max(1) as usize);
+    let workers = analysis::cores::available().min(cpus.max(1) as usize);
     std::thread::scope(|scope| {
         let (alive, finished) = std::sync::mpsc::channel::<()>();
         for _ in 0..workers {
