@@ -39,7 +39,7 @@ fn first_difference(ours: &[u8], theirs: &[u8]) -> Option<String> {
 fn dump_text_is_exactly_trace_cmd_report() {
     let mut failures = Vec::new();
     for path in fixtures() {
-        let theirs = refcheck::report_bytes(&path, true).unwrap_or_else(|e| panic!("{e}"));
+        let theirs = refcheck::report_bytes(&path, &["-R"]).unwrap_or_else(|e| panic!("{e}"));
         let ours = common::schedlens_bytes(&["dump", &path.display().to_string()]);
         if let Some(difference) = first_difference(&ours, &theirs) {
             failures.push(format!("{}: {difference}", path.display()));
@@ -56,12 +56,7 @@ fn dump_of_one_cpu_is_trace_cmd_report_of_that_cpu() {
     for name in ["lost-events-v7zstd.dat", "symbols-stack-v6.dat"] {
         let path = refcheck::local_fixtures().into_iter().find(|p| p.ends_with(name)).expect("fixture");
         for cpu in ["0", "1"] {
-            let theirs = refcheck::trace_cmd_command()
-                .args(["report", "-R", "-t", "--cpu", cpu])
-                .arg(&path)
-                .output()
-                .expect("run trace-cmd")
-                .stdout;
+            let theirs = refcheck::report_bytes(&path, &["-R", "--cpu", cpu]).unwrap_or_else(|e| panic!("{e}"));
             let ours = common::schedlens_bytes(&["dump", "--cpu", cpu, &path.display().to_string()]);
             if let Some(difference) = first_difference(&ours, &theirs) {
                 panic!("{name} --cpu {cpu}: {difference}");
@@ -83,7 +78,7 @@ fn bprint_messages_agree_with_trace_cmd() {
         if ours.is_empty() {
             continue;
         }
-        let pretty = refcheck::report_bytes(&path, false).unwrap_or_else(|e| panic!("{e}"));
+        let pretty = refcheck::report_bytes(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
         let report = refcheck::parse_report(&String::from_utf8_lossy(&pretty)).expect("report");
         let theirs: Vec<&refcheck::RefEvent> = report.events().filter(|e| e.event == "bprint").collect();
         assert_eq!(ours.len(), theirs.len(), "{name}: bprint events");
@@ -110,7 +105,7 @@ fn kernel_stacks_have_every_entry() {
             v["fields"]["caller"].as_array().expect("caller array").iter().map(|a| a.as_u64().unwrap()).collect()
         })
         .collect();
-    let pretty = refcheck::report_bytes(&path, false).unwrap_or_else(|e| panic!("{e}"));
+    let pretty = refcheck::report_bytes(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
     let report = refcheck::parse_report(&String::from_utf8_lossy(&pretty)).expect("report");
     // `=> name (ffffffff815defd0)`, or `=> ffffffff815defd0` when no symbol is known.
     let address = |line: &str| {
