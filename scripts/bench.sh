@@ -10,22 +10,27 @@
 #     --synth FILE  a large synthetic trace: info, graph and check on it, with graph's time
 #                   over info's and check's over graph's (the usual one is made by
 #                   `schedlens synth --cpus 256 --seconds 10 --topology sockets=2,smt=2`)
+#     --plain       measure a plain `cargo build --release` instead of the PGO build
 #   scripts/bench.sh --record FILE    first records the reference real workload into FILE:
 #       trace-cmd record -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000
 #       (~5-7M events; through ../shared/tools/trace-cmd-record when it exists, for machines
 #       whose function-tracer files refuse writes)
 #
 # The peers run once; each schedlens command runs three times and its best time counts
-# (with that run's peak memory).
+# (with that run's peak memory). schedlens is the PGO build of scripts/build-release.sh
+# when llvm-profdata for rustc's LLVM is installed, otherwise (or with --plain) the plain
+# release build; the first line says which.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v trace-cmd >/dev/null || { echo "bench.sh: trace-cmd is needed" >&2; exit 2; }
 real=testdata/traces/barrier-v7zstd.dat
 synth=""
+plain=false
 while (($#)); do
     case $1 in
         --real) real=${2:?"--real FILE"}; shift 2 ;;
         --synth) synth=${2:?"--synth FILE"}; shift 2 ;;
+        --plain) plain=true; shift ;;
         --record)
             real=${2:?"usage: $0 --record FILE"}
             shift 2
@@ -33,11 +38,26 @@ while (($#)); do
             [[ -x ../shared/tools/trace-cmd-record ]] && recorder=(../shared/tools/trace-cmd-record)
             "${recorder[@]}" -q -o "$real" -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000 >/dev/null
             ;;
-        *) echo "usage: $0 [--real FILE] [--synth FILE] [--record FILE]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--real FILE] [--synth FILE] [--plain] [--record FILE]" >&2; exit 2 ;;
     esac
 done
-cargo build --release --locked -q -p schedlens
-schedlens=$PWD/target/release/schedlens
+build=""
+if ! $plain; then
+    # Exit 2: no llvm-profdata for rustc's LLVM (the script says which to install).
+    status=0
+    mkdir -p target
+    build=$(scripts/build-release.sh 2>"$PWD/target/bench-build.log" | tail -1) || status=$?
+    ((status == 0 || status == 2)) || { cat target/bench-build.log >&2; exit 1; }
+    [[ $status == 0 ]] || grep '^build-release.sh:' target/bench-build.log >&2
+fi
+if [[ -n $build ]]; then
+    schedlens=$PWD/$build
+    echo "schedlens: PGO release build (scripts/build-release.sh)"
+else
+    cargo build --release --locked -q -p schedlens
+    schedlens=$PWD/target/release/schedlens
+    echo "schedlens: plain release build (cargo build --release)"
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
