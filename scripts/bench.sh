@@ -18,8 +18,9 @@
 #
 # The peers run once; each schedlens command runs three times and its best time counts
 # (with that run's peak memory). schedlens is the PGO build of scripts/build-release.sh
-# when llvm-profdata for rustc's LLVM is installed, otherwise (or with --plain) the plain
-# release build; the first line says which.
+# when llvm-profdata for rustc's LLVM is installed (its first build takes about 4.5 minutes
+# on 2 cores), otherwise (or with --plain) the plain release build; the first line says
+# which.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v trace-cmd >/dev/null || { echo "bench.sh: trace-cmd is needed" >&2; exit 2; }
@@ -61,10 +62,12 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# "SECONDS PEAK_KB" of one run of a command (wall clock, maximum resident set), output discarded.
+# "SECONDS PEAK_KB" of one run of a command (wall clock to the microsecond: /usr/bin/time
+# gives centiseconds, too coarse for the small traces; maximum resident set), output discarded.
 measure() {
-    /usr/bin/time -f "%e %M" -o "$out/.time" "$@" >/dev/null 2>&1 || { echo "bench.sh: failed: $*" >&2; exit 1; }
-    cat "$out/.time"
+    local start=$EPOCHREALTIME
+    /usr/bin/time -f "%M" -o "$out/.time" "$@" >/dev/null 2>&1 || { echo "bench.sh: failed: $*" >&2; exit 1; }
+    echo "$(echo "$EPOCHREALTIME - $start" | bc -l) $(cat "$out/.time")"
 }
 
 best_of_three() {
