@@ -3,13 +3,12 @@
 
 use crate::progress::Progress;
 use crate::{Outcome, report_damage};
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use model::Topology;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use tracedat::{Item, Nanos, RecordedContext, Selection, Trace};
 
 #[derive(clap::Args)]
@@ -34,74 +33,26 @@ struct CpuSummary {
 
 pub fn run(args: Args) -> Result<Outcome> {
     let trace = crate::common::open_trace(&args.trace)?;
-    let summaries = scan(&trace)?;
+    let summaries = scan(&trace);
     print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
     let damage: Vec<tracedat::Error> = summaries.into_iter().flat_map(|s| s.damage).collect();
     Ok(report_damage(&damage))
 }
 
 /// Decodes every CPU of every buffer, CPUs spread over the machine's cores.
-fn scan(trace: &Trace) -> Result<Vec<CpuSummary>> {
+fn scan(trace: &Trace) -> Vec<CpuSummary> {
     let jobs: Vec<(String, u32)> =
         trace.buffers().iter().flat_map(|b| b.cpus.iter().map(move |c| (b.name.clone(), c.cpu))).collect();
     let progress = Progress::bytes(trace.data_size(&Selection::all()), "decoding");
     let bytes_done = AtomicU64::new(0);
-    let workers = analysis::cores::available();
-    let mut summaries = run_pool(
-        &jobs,
-        workers,
+    let mut summaries = analysis::cores::on_cores_ticking(
+        jobs.len(),
+        || (),
+        |_, job| scan_cpu(trace, &jobs[job].0, jobs[job].1, &bytes_done),
         || progress.set(bytes_done.load(Ordering::Relaxed)),
-        |(buffer, cpu)| scan_cpu(trace, buffer, *cpu, &bytes_done),
-    )
-    .with_context(|| format!("{}: decoding failed", trace.input()))?;
+    );
     summaries.sort_by(|a, b| (&a.buffer, a.cpu).cmp(&(&b.buffer, b.cpu)));
-    Ok(summaries)
-}
-
-/// Runs `work` on every job on up to `workers` threads, calling `tick` every 50 ms while
-/// they run; the results in job order. A worker that panics makes it an error (after the
-/// other workers have finished), never a wait without end.
-fn run_pool<J: Sync, R: Send>(
-    jobs: &[J],
-    workers: usize,
-    tick: impl Fn(),
-    work: impl Fn(&J) -> R + Sync,
-) -> Result<Vec<R>> {
-    let next_job = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::with_capacity(jobs.len()));
-    let panics: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers.clamp(1, jobs.len().max(1)))
-            .map(|_| {
-                scope.spawn(|| {
-                    loop {
-                        let index = next_job.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(index) else { break };
-                        let result = work(job);
-                        results.lock().unwrap_or_else(|e| e.into_inner()).push((index, result));
-                    }
-                })
-            })
-            .collect();
-        while handles.iter().any(|h| !h.is_finished()) {
-            tick();
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        handles.into_iter().filter_map(|h| h.join().err()).map(|payload| panic_message(&*payload)).collect()
-    });
-    if let Some(message) = panics.first() {
-        bail!("a worker thread panicked: {message}");
-    }
-    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    results.sort_by_key(|(index, _)| *index);
-    Ok(results.into_iter().map(|(_, r)| r).collect())
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
-        (Some(s), _) => s.to_string(),
-        (_, Some(s)) => s.clone(),
-        _ => "(no message)".to_string(),
-    }
+    summaries
 }
 
 fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> CpuSummary {
@@ -342,19 +293,6 @@ fn print_losses(out: &mut dyn Write, summaries: &[CpuSummary]) -> std::io::Resul
 mod tests {
     use super::*;
     use tracedat::CommandExit;
-
-    #[test]
-    fn a_panicking_worker_ends_the_pool_with_an_error() {
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let result = run_pool(&[1, 2, 3, 4], 2, || {}, |&job| if job == 2 { panic!("damaged page") } else { job });
-            let _ = done.send(result.map_err(|e| e.to_string()));
-        });
-        let result = finished.recv_timeout(std::time::Duration::from_secs(20)).expect("the pool hung");
-        assert_eq!(result.unwrap_err(), "a worker thread panicked: damaged page");
-        let ok = run_pool(&[3, 1, 2], 2, || {}, |&job| job * 10).unwrap();
-        assert_eq!(ok, [30, 10, 20], "results in job order");
-    }
 
     #[test]
     fn description_collapses_equal_per_cpu_tunables() {

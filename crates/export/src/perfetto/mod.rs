@@ -35,10 +35,7 @@ use sequence::Sequence;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tracedat::{Item, Selection, Trace};
 
 /// What the file holds.
@@ -111,10 +108,12 @@ impl PerfettoFile {
         let total = trace.data_size(&selection);
         let done = AtomicU64::new(0);
         let sequence = Sequence::new(&self.file, &self.path);
-        let results = per_cpu(
-            cpus,
-            |cpu| {
-                let job = CpuJob { trace, buffer, cpu, plans: &plans, filter: filter.as_ref(), done: &done };
+        let results = analysis::cores::on_cores_ticking(
+            cpus as usize,
+            || (),
+            |_, cpu| {
+                let job =
+                    CpuJob { trace, buffer, cpu: cpu as u32, plans: &plans, filter: filter.as_ref(), done: &done };
                 self.encode_cpu(&job, &sequence)
             },
             || progress(done.load(Ordering::Relaxed), total),
@@ -217,40 +216,6 @@ struct CpuJob<'a> {
     filter: Option<&'a EventFilter<'a>>,
     /// Bytes of trace data read so far, over all CPUs.
     done: &'a AtomicU64,
-}
-
-/// Runs `job` for every CPU on worker threads (one per core, each taking the next CPU),
-/// calling `waiting` now and then until they are done; the results in CPU order.
-fn per_cpu<T: Send>(cpus: u32, job: impl Fn(u32) -> T + Sync, mut waiting: impl FnMut()) -> Vec<T> {
-    let next = AtomicU32::new(0);
-    let results: Vec<Mutex<Option<T>>> = (0..cpus).map(|_| Mutex::new(None)).collect();
-    let workers = analysis::cores::available().min(cpus.max(1) as usize);
-    std::thread::scope(|scope| {
-        let (alive, finished) = std::sync::mpsc::channel::<()>();
-        for _ in 0..workers {
-            let alive = alive.clone();
-            let (job, next, results) = (&job, &next, &results);
-            std::thread::Builder::new()
-                .name("perfetto-cpus".into())
-                .spawn_scoped(scope, move || {
-                    let _alive = alive;
-                    loop {
-                        let cpu = next.fetch_add(1, Ordering::Relaxed);
-                        if cpu >= cpus {
-                            break;
-                        }
-                        let result = job(cpu);
-                        *results[cpu as usize].lock().expect("no worker panics holding it") = Some(result);
-                    }
-                })
-                .expect("a thread can be started");
-        }
-        drop(alive);
-        while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(Duration::from_millis(100)) {
-            waiting();
-        }
-    });
-    results.into_iter().map(|r| r.into_inner().expect("no worker panicked").expect("every CPU ran")).collect()
 }
 
 /// Copies scratch files to the end of `file` (in the kernel where it can).
