@@ -44,12 +44,11 @@ while (($#)); do
 done
 build=""
 if ! $plain; then
-    # Exit 2: no llvm-profdata for rustc's LLVM (the script says which to install).
+    # It prints the binary's path; exit 2: no llvm-profdata for rustc's LLVM (it says which
+    # to install), measured with the plain build then.
     status=0
-    mkdir -p target
-    build=$(scripts/build-release.sh 2>"$PWD/target/bench-build.log" | tail -1) || status=$?
-    ((status == 0 || status == 2)) || { cat target/bench-build.log >&2; exit 1; }
-    [[ $status == 0 ]] || grep '^build-release.sh:' target/bench-build.log >&2
+    build=$(scripts/build-release.sh) || status=$?
+    ((status == 0 || status == 2)) || exit 1
 fi
 if [[ -n $build ]]; then
     schedlens=$PWD/$build
