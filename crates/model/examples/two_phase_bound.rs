@@ -2,16 +2,21 @@
 //! measurement behind docs/ARCHITECTURE.md's case for the sequential tracker on few cores.
 //!
 //! Phase 1 reads each CPU's events on its own, in no order across CPUs, as a per-CPU
-//! tracker would: it decodes every event and keeps run segments keyed by pid, plus the
-//! facts a per-task pass needs (switch-out, switch-in, wakeup) as 8-byte keys in per-pid
-//! lists. Phase 2 puts each task's facts in time order (a stable radix sort) and checks
-//! that no task starts running while it runs elsewhere. That is all: no tasks, names,
-//! runqueues, anomalies or uncertain stretches, no TaskIds in the segments, no figure. A
-//! real two-phase build does all of this and more, so its time is above this bound.
+//! tracker would: it decodes every event, notes every sighting of a pid (first and last
+//! time, and where the name it is seen with changes: names are compared as the 16 bytes
+//! the record holds, and numbered only when they change) and keeps run segments keyed by
+//! pid, plus the facts a per-task pass needs (switch-out, switch-in, wakeup) as 8-byte
+//! keys in per-pid lists. Phase 2 puts each task's facts in time order (a stable radix
+//! sort) and checks that no task starts running while it runs elsewhere; phase 3 numbers
+//! the tasks by first sighting and puts their numbers in the segments. That is all: no
+//! comm histories, runqueues, anomalies, stale-queue checks or uncertain stretches, no
+//! figure. A real two-phase build does all of this and more, so its time is above this
+//! bound.
 //!
 //! `cargo run --release -p model --example two_phase_bound TRACE [THREADS]`
 
 use model::{RadixScratch, Sched, SchedDecoder, sort_by_offset};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tracedat::{Item, Selection, Trace};
 
@@ -46,14 +51,64 @@ fn fact_kind(fact: Fact) -> Kind {
 /// A run segment as phase 1 keeps it: start offset, pid, state bits.
 type Segment = [u32; 3];
 
-/// One worker's output: its CPUs' segments and its facts per pid.
-#[derive(Default)]
+/// Where and when a pid was seen by one worker, and the name it was last seen with.
+#[derive(Copy, Clone, Default)]
+struct Sighting {
+    first_ns: u64,
+    last_ns: u64,
+    name: u128,
+}
+
+/// Names numbered by one worker: a direct-mapped cache in front of a map.
+struct Names {
+    cache: Vec<(u128, u32)>,
+    map: HashMap<u128, u32>,
+}
+
+impl Names {
+    const SLOTS: usize = 4096;
+
+    fn new() -> Names {
+        Names { cache: vec![(0, 0); Names::SLOTS], map: HashMap::new() }
+    }
+
+    fn number(&mut self, word: u128) -> u32 {
+        if word == 0 {
+            return 0;
+        }
+        let mixed = (word as u64 ^ ((word >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let slot = (mixed >> 52) as usize & (Names::SLOTS - 1);
+        if self.cache[slot].0 == word {
+            return self.cache[slot].1;
+        }
+        let next = self.map.len() as u32 + 1;
+        let id = *self.map.entry(word).or_insert(next);
+        self.cache[slot] = (word, id);
+        id
+    }
+}
+
+/// One worker's output: its CPUs' segments, its facts and sightings per pid, and the
+/// name changes it saw (pid, time, name).
 struct Phase1 {
     segments: Vec<Vec<Segment>>,
     facts: Vec<Vec<Fact>>,
+    sightings: Vec<Sighting>,
+    renames: Vec<(u32, u64, u32)>,
+    names: Names,
 }
 
 impl Phase1 {
+    fn new() -> Phase1 {
+        Phase1 {
+            segments: Vec::new(),
+            facts: Vec::new(),
+            sightings: Vec::new(),
+            renames: Vec::new(),
+            names: Names::new(),
+        }
+    }
+
     fn push_fact(&mut self, pid: i32, fact: Fact) {
         let Ok(pid) = usize::try_from(pid) else { return };
         if pid == 0 {
@@ -64,10 +119,26 @@ impl Phase1 {
         }
         self.facts[pid].push(fact);
     }
+
+    /// `pid` seen at `time`, named `name` (0: the event names no name).
+    fn sight(&mut self, pid: i32, time: u64, name: u128) {
+        let Ok(pid) = usize::try_from(pid) else { return };
+        if self.sightings.len() <= pid {
+            self.sightings.resize(pid + 1, Sighting { first_ns: u64::MAX, ..Sighting::default() });
+        }
+        let seen = &mut self.sightings[pid];
+        seen.first_ns = seen.first_ns.min(time);
+        seen.last_ns = time;
+        if name != 0 && name != seen.name {
+            seen.name = name;
+            let number = self.names.number(name);
+            self.renames.push((pid as u32, time, number));
+        }
+    }
 }
 
 fn phase1(trace: &Trace, decoder: &SchedDecoder, cpus: &[u32], start_ns: u64) -> Phase1 {
-    let mut out = Phase1::default();
+    let mut out = Phase1::new();
     for &cpu in cpus {
         let mut stream = trace.events_of(&Selection::one_cpu("", cpu));
         let mut segments = Vec::new();
@@ -75,22 +146,62 @@ fn phase1(trace: &Trace, decoder: &SchedDecoder, cpus: &[u32], start_ns: u64) ->
         while let Some(item) = stream.next() {
             let Item::Event(event) = item else { continue };
             let time = event.ts.0.saturating_sub(start_ns);
-            match decoder.decode_named(&event, &mut |name| name.word().unwrap_or(0) as u32) {
-                Sched::Switch { prev_pid, prev_state, next_pid, next_comm, .. } => {
-                    segments.push([since as u32, prev_pid.0 as u32, u32::from(prev_state) | next_comm]);
+            out.sight(event.pid().0, time, 0);
+            match decoder.decode_named(&event, &mut |name| name.word().unwrap_or(1)) {
+                Sched::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
+                    out.sight(prev_pid.0, time, prev_comm);
+                    out.sight(next_pid.0, time, next_comm);
+                    segments.push([since as u32, prev_pid.0 as u32, u32::from(prev_state)]);
                     out.push_fact(prev_pid.0, fact(time, cpu, Kind::SwitchOut));
                     out.push_fact(next_pid.0, fact(time, cpu, Kind::SwitchIn));
                     since = time;
                 }
-                Sched::Wakeup { pid, target_cpu, .. } | Sched::WakeupNew { pid, target_cpu, .. } => {
+                Sched::Wakeup { pid, comm, target_cpu, .. } | Sched::WakeupNew { pid, comm, target_cpu } => {
+                    out.sight(pid.0, time, comm);
                     out.push_fact(pid.0, fact(time, target_cpu.map_or(cpu, |c| c.0), Kind::Wakeup));
                 }
+                Sched::Waking { pid, comm, .. } | Sched::MigrateTask { pid, comm, .. } | Sched::Exit { pid, comm } => {
+                    out.sight(pid.0, time, comm)
+                }
+                Sched::Fork { parent_pid, parent_comm, child_pid, child_comm } => {
+                    out.sight(parent_pid.0, time, parent_comm);
+                    out.sight(child_pid.0, time, child_comm);
+                }
+                Sched::Exec { pid, .. } => out.sight(pid.0, time, 0),
                 _ => {}
             }
         }
         out.segments.push(segments);
     }
     out
+}
+
+/// Numbers the pids by their first sighting over all workers and puts the numbers in
+/// every segment (each worker's segments on a thread of their own).
+fn phase3(workers: &mut [Phase1]) -> usize {
+    let pids = workers.iter().map(|w| w.sightings.len()).max().unwrap_or(0);
+    let mut first: Vec<(u64, u32)> = (0..pids)
+        .filter_map(|pid| {
+            let at = workers.iter().filter_map(|w| w.sightings.get(pid)).map(|s| s.first_ns).min()?;
+            (at != u64::MAX).then_some((at, pid as u32))
+        })
+        .collect();
+    first.sort_unstable();
+    let mut task_of = vec![0u32; pids];
+    for (task, &(_, pid)) in first.iter().enumerate() {
+        task_of[pid as usize] = task as u32;
+    }
+    std::thread::scope(|scope| {
+        for worker in workers.iter_mut() {
+            let task_of = &task_of;
+            scope.spawn(move || {
+                for segment in worker.segments.iter_mut().flatten() {
+                    segment[1] = task_of.get(segment[1] as usize).copied().unwrap_or(0);
+                }
+            });
+        }
+    });
+    first.len()
 }
 
 /// Puts each of `lists` (one task's facts from every worker) in time order and counts
@@ -133,7 +244,7 @@ fn main() {
     let decoder = SchedDecoder::new(trace.formats());
     let cpus: Vec<u32> = trace.buffers()[0].cpus.iter().map(|c| c.cpu).collect();
     let start_ns = first_time(&trace, &cpus);
-    let workers: Vec<Phase1> = std::thread::scope(|scope| {
+    let mut workers: Vec<Phase1> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|w| {
                 let mine: Vec<u32> = cpus.iter().copied().skip(w).step_by(threads).collect();
@@ -151,13 +262,18 @@ fn main() {
         let handles: Vec<_> = parts(&tasks, threads).map(|part| scope.spawn(move || phase2(part))).collect();
         handles.into_iter().map(|h| h.join().expect("phase 2")).sum()
     });
+    let phase2_done = begin.elapsed();
+    drop(tasks);
+    let task_count = phase3(&mut workers);
     let total = begin.elapsed();
     let segments: usize = workers.iter().flat_map(|w| &w.segments).map(Vec::len).sum();
     let facts: usize = workers.iter().flat_map(|w| &w.facts).map(Vec::len).sum();
+    let renames: usize = workers.iter().map(|w| w.renames.len()).sum();
     println!(
-        "{threads} threads: phase 1 {:.3} s, phase 2 {:.3} s, total {:.3} s; {segments} segments, {facts} facts, {overlaps} overlapping runs",
+        "{threads} threads: phase 1 {:.3} s, phase 2 {:.3} s, phase 3 {:.3} s, total {:.3} s; {segments} segments, {facts} facts, {task_count} tasks, {renames} name changes, {overlaps} overlapping runs",
         secs(phase1_done),
-        secs(total - phase1_done),
+        secs(phase2_done - phase1_done),
+        secs(total - phase2_done),
         secs(total)
     );
 }
