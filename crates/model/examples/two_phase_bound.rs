@@ -59,37 +59,21 @@ struct Sighting {
     name: u128,
 }
 
-/// Names numbered by one worker: a direct-mapped cache in front of a map.
-struct Names {
-    cache: Vec<(u128, u32)>,
-    map: HashMap<u128, u32>,
-}
+/// Names numbered by one worker, in order of first use. Only name changes are numbered,
+/// a few thousand on the largest trace, so a plain map does.
+#[derive(Default)]
+struct Names(HashMap<u128, u32>);
 
 impl Names {
-    const SLOTS: usize = 4096;
-
-    fn new() -> Names {
-        Names { cache: vec![(0, 0); Names::SLOTS], map: HashMap::new() }
-    }
-
     fn number(&mut self, word: u128) -> u32 {
-        if word == 0 {
-            return 0;
-        }
-        let mixed = (word as u64 ^ ((word >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let slot = (mixed >> 52) as usize & (Names::SLOTS - 1);
-        if self.cache[slot].0 == word {
-            return self.cache[slot].1;
-        }
-        let next = self.map.len() as u32 + 1;
-        let id = *self.map.entry(word).or_insert(next);
-        self.cache[slot] = (word, id);
-        id
+        let next = self.0.len() as u32 + 1;
+        *self.0.entry(word).or_insert(next)
     }
 }
 
 /// One worker's output: its CPUs' segments, its facts and sightings per pid, and the
 /// name changes it saw (pid, time, name).
+#[derive(Default)]
 struct Phase1 {
     segments: Vec<Vec<Segment>>,
     facts: Vec<Vec<Fact>>,
@@ -99,16 +83,6 @@ struct Phase1 {
 }
 
 impl Phase1 {
-    fn new() -> Phase1 {
-        Phase1 {
-            segments: Vec::new(),
-            facts: Vec::new(),
-            sightings: Vec::new(),
-            renames: Vec::new(),
-            names: Names::new(),
-        }
-    }
-
     fn push_fact(&mut self, pid: i32, fact: Fact) {
         let Ok(pid) = usize::try_from(pid) else { return };
         if pid == 0 {
@@ -137,10 +111,12 @@ impl Phase1 {
     }
 }
 
-fn phase1(trace: &Trace, decoder: &SchedDecoder, cpus: &[u32], start_ns: u64) -> Phase1 {
-    let mut out = Phase1::new();
+fn phase1(trace: &Trace, decoder: &SchedDecoder, buffer: &str, cpus: &[u32], start_ns: u64) -> Phase1 {
+    let mut out = Phase1::default();
     for &cpu in cpus {
-        let mut stream = trace.events_of(&Selection::one_cpu("", cpu));
+        let mut stream = trace.events_of(&Selection::one_cpu(buffer, cpu));
+        // 12 bytes a segment, as the model keeps them (times cut to 32 bits: only the
+        // cost counts here).
         let mut segments = Vec::new();
         let mut since = 0u64;
         while let Some(item) = stream.next() {
@@ -240,16 +216,24 @@ fn main() {
     };
     let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(2).max(1);
     let begin = Instant::now();
-    let trace = Trace::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let trace = Trace::open(&path).unwrap_or_else(|error| {
+        eprintln!("two_phase_bound: {error}");
+        std::process::exit(1);
+    });
     let decoder = SchedDecoder::new(trace.formats());
-    let cpus: Vec<u32> = trace.buffers()[0].cpus.iter().map(|c| c.cpu).collect();
-    let start_ns = first_time(&trace, &cpus);
+    // The buffer the model reads: the top one, or the first.
+    let Some(buffer) = trace.buffers().iter().find(|b| b.name.is_empty()).or(trace.buffers().first()) else {
+        eprintln!("two_phase_bound: {path}: no event buffers");
+        std::process::exit(1);
+    };
+    let cpus: Vec<u32> = buffer.cpus.iter().map(|c| c.cpu).collect();
+    let start_ns = first_time(&trace, &buffer.name, &cpus);
     let mut workers: Vec<Phase1> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|w| {
                 let mine: Vec<u32> = cpus.iter().copied().skip(w).step_by(threads).collect();
-                let (trace, decoder) = (&trace, &decoder);
-                scope.spawn(move || phase1(trace, decoder, &mine, start_ns))
+                let (trace, decoder, buffer) = (&trace, &decoder, buffer.name.as_str());
+                scope.spawn(move || phase1(trace, decoder, buffer, &mine, start_ns))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("phase 1")).collect()
@@ -299,9 +283,9 @@ fn parts<'a>(tasks: &'a [Vec<&Vec<Fact>>], count: usize) -> impl Iterator<Item =
 }
 
 /// The earliest first-event time of any CPU.
-fn first_time(trace: &Trace, cpus: &[u32]) -> u64 {
+fn first_time(trace: &Trace, buffer: &str, cpus: &[u32]) -> u64 {
     let first = |cpu: u32| {
-        let mut stream = trace.events_of(&Selection::one_cpu("", cpu));
+        let mut stream = trace.events_of(&Selection::one_cpu(buffer, cpu));
         while let Some(item) = stream.next() {
             if let Item::Event(event) = item {
                 return Some(event.ts.0);
