@@ -1,0 +1,34 @@
+//! Every JSON document schedlens writes for a user or for its page, defined once.
+//!
+//! A document is a plain struct deriving `Serialize` (the bytes users and golden files
+//! see: fields in declaration order) and `JsonSchema` (its doc comments become the
+//! schema's descriptions). [`catalogue`] lists every document; `docs/json.md` is
+//! rendered from it ([`markdown`]) and a test fails when a field changes without that
+//! file being regenerated (`SCHEDLENS_BLESS=1 cargo test -p documents`). Producers fill
+//! these structs from their own results; nothing here computes anything.
+
+mod schema_doc;
+
+pub use schema_doc::markdown;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+
+/// One document: where users meet it, what it is, and its schema.
+pub struct Entry {
+    /// A short name, e.g. `check` or `viewer meta`.
+    pub name: &'static str,
+    /// Where it is written or served, e.g. `schedlens check --format json`.
+    pub where_: &'static str,
+    pub schema: Schema,
+}
+
+fn entry<T: JsonSchema>(name: &'static str, where_: &'static str) -> Entry {
+    let mut generator = SchemaGenerator::default();
+    Entry { name, where_, schema: generator.root_schema_for::<T>() }
+}
+
+/// Every document, in the order `docs/json.md` lists them.
+pub fn catalogue() -> Vec<Entry> {
+    let _ = entry::<()>;
+    Vec::new()
+}
