@@ -115,8 +115,8 @@ for trace in "${traces[@]}"; do
         fi
     )
     # Absolute paths of this run's directory do not count.
-    grep -rlF "$dir" "$dir" 2>/dev/null | while read -r f; do sed -i "s|$dir|DIR|g" "$f"; done
-    grep -rlF "$PWD" "$dir" 2>/dev/null | while read -r f; do sed -i "s|$PWD|REPO|g" "$f"; done
+    { grep -rlF "$dir" "$dir" 2>/dev/null || true; } | while read -r f; do sed -i "s|$dir|DIR|g" "$f"; done
+    { grep -rlF "$PWD" "$dir" 2>/dev/null || true; } | while read -r f; do sed -i "s|$PWD|REPO|g" "$f"; done
 done
 if ((${#traces[@]} >= 2)) && ! $quick; then
     (
