@@ -7,6 +7,8 @@
 //! file being regenerated (`SCHEDLENS_BLESS=1 cargo test -p documents`). Producers fill
 //! these structs from their own results; nothing here computes anything.
 
+pub mod compare;
+pub mod runs;
 mod schema_doc;
 
 pub use schema_doc::markdown;
@@ -29,6 +31,9 @@ fn entry<T: JsonSchema>(name: &'static str, where_: &'static str) -> Entry {
 
 /// Every document, in the order `docs/json.md` lists them.
 pub fn catalogue() -> Vec<Entry> {
-    let _ = entry::<()>;
-    Vec::new()
+    vec![
+        entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
+        entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),
+        entry::<runs::RunsSummary>("runs summary", "`summary.json` in a `schedlens runs` results directory"),
+    ]
 }

@@ -14,9 +14,9 @@ use crate::series::{self, RunSeries};
 use crate::{Analysis, Options, ReportTrace, relative};
 use analysis::check::Kind;
 use base64::Engine;
+use experiment::compare::{Comparison, MeasureUnit, compare};
+use experiment::profile::Profile;
 use model::Nanos;
-use runs::compare::{Comparison, Unit, compare};
-use runs::profile::Profile;
 use std::fmt::Write;
 
 /// The viewer's modules (crates/view/web/js), in no particular order.
@@ -438,7 +438,7 @@ fn write_comparisons(out: &mut String, comparisons: &[Named]) {
         }
         out.push_str("</tr></thead><tbody>\n");
         for row in c.rows.iter().take(COMPARISON_ROWS) {
-            let digits = if row.unit == Unit::Seconds { 6 } else { 0 };
+            let digits = if row.unit == MeasureUnit::Seconds { 6 } else { 0 };
             let share = c.share(row);
             let _ = writeln!(
                 out,

@@ -8,8 +8,8 @@
 use crate::RunsError;
 use crate::exec::{Interrupts, Measured, children_times, run_untraced};
 use crate::knobs::{KnobGuard, KnobValues};
-use crate::profile::{Profile, metric_catalog};
-use crate::results::{KnobRecord, Results, Run, Setting};
+use documents::runs::{KnobRecord, Results, Setting, SweepRun};
+use experiment::profile::{Profile, metric_catalog};
 use record::{RecordOptions, Workload};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -36,7 +36,7 @@ pub enum Progress<'a> {
     /// Run `index` (from 0) of `total` is about to start.
     Run { index: usize, total: usize, setting: &'a str, elapsed: Duration },
     /// A run ended.
-    Ran { index: usize, total: usize, run: &'a Run },
+    Ran { index: usize, total: usize, run: &'a SweepRun },
     /// Trace `index` of `total` is being analysed.
     Analysing { index: usize, total: usize },
 }
@@ -109,7 +109,7 @@ pub fn sweep(request: &SweepRequest, progress: &mut dyn FnMut(Progress<'_>)) -> 
         }
         let names = RunFiles::new(&request.dir, index + 1, setting, repetition + 1);
         let Some(measured) = run_once(request, &names, &interrupts)? else { break };
-        let run = Run {
+        let run = SweepRun {
             order: index + 1,
             setting,
             repetition: repetition + 1,

@@ -8,10 +8,10 @@ use crate::figure::{MarkerArgs, load_runs};
 use crate::progress::Progress;
 use crate::topology::TopologyArgs;
 use anyhow::{Context, Result, bail};
+use documents::runs::Results;
+use experiment::profile::WorkloadWindow;
 use model::Detail;
 use report::{Options, ReportTrace, RunSeries, Stage};
-use runs::Results;
-use runs::profile::Workload;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         && dir.is_dir()
     {
         let output = args.output.clone().unwrap_or_else(|| dir.join(SERIES_REPORT));
-        let results = Results::load(dir)?;
+        let results = runs::files::load_results(dir)?;
         let (report, outcome) = series_report(dir, results, &options, &args.topology, &args.markers)?;
         write(&output, &report, &options)?;
         return Ok(outcome);
@@ -117,7 +117,7 @@ fn report_trace(
     let description: Vec<(String, String)> =
         crate::info::describe_file(trace).into_iter().map(|(l, t)| (l.to_string(), t)).collect();
     let command_pid = trace.recorded_context().and_then(|c| c.pid).map(|p| model::Pid(p as i32));
-    let origin = if workload_origin { Workload::of(&model, command_pid, false).origin } else { model.start() };
+    let origin = if workload_origin { WorkloadWindow::of(&model, command_pid, false).origin } else { model.start() };
     Ok(ReportTrace {
         name,
         description,

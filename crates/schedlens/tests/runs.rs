@@ -391,8 +391,8 @@ fn the_statistics_agree_with_scipy_on_the_same_csv() {
     }
     let out = dir("runs-scipy");
     std::fs::create_dir_all(&out).unwrap();
-    let results = runs::Results::from_json(&common_results()).unwrap();
-    runs::report::write_all(&out, &results, &[]).unwrap();
+    let results = experiment::results::from_json(&common_results()).unwrap();
+    runs::files::write_all(&out, &results, &[]).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scipy_check.py");
     let check = Command::new("python3").arg(&script).arg(&out).output().expect("python3");
     let report = String::from_utf8_lossy(&check.stdout).into_owned() + &String::from_utf8_lossy(&check.stderr);

@@ -1,13 +1,14 @@
 //! The files of a results directory: `results.json` and `results.csv` (every run),
 //! `summary.txt` and `summary.json` (the statistics), and `running-times.{pdf,svg,png}`
 //! (the sorted running times, one series per setting). `runs --report DIR` rewrites all
-//! but the results from `results.json` alone.
+//! but the results from `results.json` alone. What goes in them is `experiment`'s; this
+//! module reads and writes the files.
 
 use crate::RunsError;
-use crate::results::Results;
-use crate::summary::Summary;
-use figures::sorted_times::{Series, sorted_times};
-use render::{Document, Format, PngOptions, Scene};
+use documents::runs::Results;
+use experiment::figure::running_times_figure;
+use experiment::summary::SweepSummary;
+use render::{Document, Format, PngOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -19,10 +20,10 @@ pub const FIGURE_STEM: &str = "running-times";
 
 /// Writes the results and everything derived from them; returns the summary and the
 /// files written.
-pub fn write_all(dir: &Path, results: &Results, formats: &[Format]) -> Result<(Summary, Vec<PathBuf>), RunsError> {
+pub fn write_all(dir: &Path, results: &Results, formats: &[Format]) -> Result<(SweepSummary, Vec<PathBuf>), RunsError> {
     let mut written = vec![
-        write_file(dir, RESULTS_JSON, results.to_json().as_bytes())?,
-        write_file(dir, RESULTS_CSV, results.to_csv().as_bytes())?,
+        write_file(dir, RESULTS_JSON, experiment::results::to_json(results).as_bytes())?,
+        write_file(dir, RESULTS_CSV, experiment::results::to_csv(results).as_bytes())?,
     ];
     let (summary, derived) = write_derived(dir, results, formats)?;
     written.extend(derived);
@@ -30,9 +31,13 @@ pub fn write_all(dir: &Path, results: &Results, formats: &[Format]) -> Result<(S
 }
 
 /// Writes the summary and the figures of saved results.
-pub fn write_derived(dir: &Path, results: &Results, formats: &[Format]) -> Result<(Summary, Vec<PathBuf>), RunsError> {
-    let summary = Summary::of(results);
-    let json = serde_json::to_string_pretty(&summary.to_json(results)).expect("JSON") + "\n";
+pub fn write_derived(
+    dir: &Path,
+    results: &Results,
+    formats: &[Format],
+) -> Result<(SweepSummary, Vec<PathBuf>), RunsError> {
+    let summary = SweepSummary::of(results);
+    let json = serde_json::to_string_pretty(&summary.to_document(results)).expect("JSON") + "\n";
     let mut written = vec![
         write_file(dir, SUMMARY_TXT, summary.to_text(results).as_bytes())?,
         write_file(dir, SUMMARY_JSON, json.as_bytes())?,
@@ -57,34 +62,16 @@ fn extension(format: Format) -> &'static str {
     }
 }
 
+/// Reads `results.json` from a results directory.
+pub fn load_results(dir: &Path) -> Result<Results, RunsError> {
+    let path = dir.join(RESULTS_JSON);
+    let text = std::fs::read_to_string(&path).map_err(|e| RunsError::io(&path, e))?;
+    experiment::results::from_json(&text).map_err(|source| RunsError::Results { path, source })
+}
+
 fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, RunsError> {
     let path = dir.join(name);
     let mut file = std::fs::File::create(&path).map_err(|e| RunsError::io(&path, e))?;
     file.write_all(bytes).map_err(|e| RunsError::io(&path, e))?;
     Ok(path)
-}
-
-/// The sorted running times of every setting's successful runs (Figure 3, or Figure 14
-/// with several settings).
-pub fn running_times_figure(results: &Results) -> Scene {
-    let series: Vec<Series> =
-        (0..results.settings.len()).map(|s| Series { label: results.label(s), values: results.times(s) }).collect();
-    let command = results.command.join(" ");
-    let command = if command.chars().count() > 70 {
-        format!("{}...", command.chars().take(67).collect::<String>())
-    } else {
-        command
-    };
-    let mut notes = Vec::new();
-    if let [only] = series.as_slice() {
-        notes.push(format!("{} ({} runs)", only.label, only.values.len()));
-    }
-    let failed = results.failed().count();
-    if failed > 0 {
-        notes.push(format!("{failed} failed runs left out (see summary.txt)"));
-    }
-    if let Some(signal) = results.interrupted_by {
-        notes.push(format!("stopped early by signal {signal}"));
-    }
-    sorted_times(&format!("Running time of {command}"), &series, &notes, 640.0, 320.0)
 }

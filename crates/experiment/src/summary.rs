@@ -5,16 +5,15 @@
 //! metric, strongest first, the strongest put in a sentence; the fastest and slowest runs
 //! and the command that compares them. Failed runs are listed, never counted.
 
-use crate::results::Results;
-use crate::stats::{self, MannWhitney};
-use serde_json::{Value, json};
+use crate::statistics::{self, MannWhitney, Quartiles};
+use documents::runs::{BootstrapSettings, MetricCorrelation, Results, RunsSummary, SettingTimes, VersusFirst};
 use std::fmt::Write as _;
 
 /// One setting's running times.
 #[derive(Clone, Debug)]
 pub struct SettingSummary {
     pub label: String,
-    pub times: Option<stats::Summary>,
+    pub times: Option<Quartiles>,
     pub failed: usize,
 }
 
@@ -44,12 +43,13 @@ pub struct Correlation {
 impl Correlation {
     /// Why there is no rho (when there is none).
     pub fn missing_because(&self) -> &'static str {
-        if self.n < stats::SPEARMAN_MIN_PAIRS { "too few runs (3 needed)" } else { "did not vary (or unknown)" }
+        if self.n < statistics::SPEARMAN_MIN_PAIRS { "too few runs (3 needed)" } else { "did not vary (or unknown)" }
     }
 }
 
+/// The statistics of a sweep's results.
 #[derive(Clone, Debug)]
-pub struct Summary {
+pub struct SweepSummary {
     pub settings: Vec<SettingSummary>,
     pub versus: Vec<Versus>,
     /// Strongest first; metrics that did not vary last.
@@ -59,12 +59,12 @@ pub struct Summary {
     pub slowest: Option<usize>,
 }
 
-impl Summary {
-    pub fn of(results: &Results) -> Summary {
+impl SweepSummary {
+    pub fn of(results: &Results) -> SweepSummary {
         let settings: Vec<SettingSummary> = (0..results.settings.len())
             .map(|s| SettingSummary {
                 label: results.label(s),
-                times: stats::Summary::of(&results.times(s)),
+                times: Quartiles::of(&results.times(s)),
                 failed: results.failed().filter(|r| r.setting == s).count(),
             })
             .collect();
@@ -72,7 +72,7 @@ impl Summary {
         let versus = (1..results.settings.len()).map(|s| versus(s, &baseline, &results.times(s))).collect();
         let ok: Vec<usize> = (0..results.runs.len()).filter(|&i| results.runs[i].ok).collect();
         let by_time = |a: &&usize, b: &&usize| results.runs[**a].wall_s.total_cmp(&results.runs[**b].wall_s);
-        Summary {
+        SweepSummary {
             settings,
             versus,
             correlations: correlations(results, &ok),
@@ -189,8 +189,8 @@ impl Summary {
         let _ = writeln!(
             out,
             "  (bootstrap: {} resamples of each setting, seed {:#x}; p-values two-sided)",
-            stats::BOOTSTRAP_RESAMPLES,
-            stats::BOOTSTRAP_SEED
+            statistics::BOOTSTRAP_RESAMPLES,
+            statistics::BOOTSTRAP_SEED
         );
     }
 
@@ -243,47 +243,70 @@ impl Summary {
         }
     }
 
-    /// The same numbers as JSON.
-    pub fn to_json(&self, results: &Results) -> Value {
-        let settings: Vec<Value> = self
+    /// The same numbers as `summary.json`'s document.
+    pub fn to_document(&self, results: &Results) -> RunsSummary {
+        let finite = |x: f64| Some(x).filter(|x| x.is_finite());
+        let settings = self
             .settings
             .iter()
             .map(|s| {
                 let t = s.times.as_ref();
-                json!({"setting": s.label, "n": t.map_or(0, |t| t.n), "failed": s.failed,
-                       "median_s": t.map(|t| t.median), "q1_s": t.map(|t| t.q1), "q3_s": t.map(|t| t.q3),
-                       "iqr_s": t.map(|t| t.iqr()), "min_s": t.map(|t| t.min), "max_s": t.map(|t| t.max),
-                       "spread": t.map(|t| t.spread()).filter(|s| s.is_finite())})
+                SettingTimes {
+                    setting: s.label.clone(),
+                    n: t.map_or(0, |t| t.n),
+                    failed: s.failed,
+                    median_s: t.map(|t| t.median),
+                    q1_s: t.map(|t| t.q1),
+                    q3_s: t.map(|t| t.q3),
+                    iqr_s: t.map(|t| t.iqr()),
+                    min_s: t.map(|t| t.min),
+                    max_s: t.map(|t| t.max),
+                    spread: t.map(|t| t.spread()).and_then(finite),
+                }
             })
             .collect();
-        let versus: Vec<Value> = self
+        let versus_first = self
             .versus
             .iter()
-            .map(|v| {
-                json!({"setting": self.settings[v.setting].label, "baseline": self.settings[0].label,
-                       "median_difference_s": v.difference, "relative": v.relative,
-                       "ci95_s": v.interval.map(|(l, h)| vec![l, h]),
-                       "mann_whitney_u": v.test.as_ref().map(|t| t.u), "p": v.test.as_ref().map(|t| t.p),
-                       "exact": v.test.as_ref().map(|t| t.exact)})
+            .map(|v| VersusFirst {
+                setting: self.settings[v.setting].label.clone(),
+                baseline: self.settings[0].label.clone(),
+                median_difference_s: finite(v.difference),
+                relative: finite(v.relative),
+                ci95_s: v.interval,
+                mann_whitney_u: v.test.as_ref().map(|t| t.u),
+                p: v.test.as_ref().map(|t| t.p),
+                exact: v.test.as_ref().map(|t| t.exact),
             })
             .collect();
-        let correlations: Vec<Value> = self
+        let correlations = self
             .correlations
             .iter()
-            .map(|c| {
-                json!({"metric": results.metrics[c.metric].key, "n": c.n,
-                       "spearman": c.rho.map(|r| r.0), "p": c.rho.map(|r| r.1)})
+            .map(|c| MetricCorrelation {
+                metric: results.metrics[c.metric].key.clone(),
+                n: c.n,
+                spearman: c.rho.map(|r| r.0),
+                p: c.rho.map(|r| r.1),
             })
             .collect();
         let run = |i: Option<usize>| i.map(|i| results.runs[i].order);
-        json!({"settings": settings, "versus_first": versus, "correlations": correlations,
-               "sentence": self.sentence(results), "fastest_run": run(self.fastest), "slowest_run": run(self.slowest),
-               "bootstrap": {"resamples": stats::BOOTSTRAP_RESAMPLES, "seed": stats::BOOTSTRAP_SEED}})
+        RunsSummary {
+            settings,
+            versus_first,
+            correlations,
+            sentence: self.sentence(results),
+            fastest_run: run(self.fastest),
+            slowest_run: run(self.slowest),
+            bootstrap: BootstrapSettings {
+                resamples: statistics::BOOTSTRAP_RESAMPLES,
+                seed: statistics::BOOTSTRAP_SEED,
+            },
+        }
     }
 }
 
 fn versus(setting: usize, baseline: &[f64], times: &[f64]) -> Versus {
-    let (base, this) = (stats::median(baseline), stats::median(times));
+    let (base, this) = (statistics::median(baseline), statistics::median(times));
     let difference = match (base, this) {
         (Some(b), Some(t)) => t - b,
         _ => f64::NAN,
@@ -292,8 +315,8 @@ fn versus(setting: usize, baseline: &[f64], times: &[f64]) -> Versus {
         setting,
         difference,
         relative: base.map_or(f64::NAN, |b| difference / b),
-        interval: stats::bootstrap_median_difference(baseline, times),
-        test: stats::mann_whitney(baseline, times),
+        interval: statistics::bootstrap_median_difference(baseline, times),
+        test: statistics::mann_whitney(baseline, times),
     }
 }
 
@@ -308,7 +331,7 @@ fn correlations(results: &Results, ok: &[usize]) -> Vec<Correlation> {
                 })
                 .collect();
             let (x, y): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-            Correlation { metric, n: pairs.len(), rho: stats::spearman(&x, &y) }
+            Correlation { metric, n: pairs.len(), rho: statistics::spearman(&x, &y) }
         })
         .collect();
     let strength = |c: &Correlation| c.rho.map_or(-1.0, |r| r.0.abs());

@@ -7,21 +7,17 @@
 //! that measure could account for); counts follow, ranked by relative change.
 
 use crate::profile::Profile;
-use serde_json::{Value, json};
+use documents::compare::{ComparedMeasure, ComparedTrace, TraceComparison};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Unit {
-    Seconds,
-    Count,
-}
+pub use documents::compare::MeasureUnit;
 
 /// One measure in both traces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Difference {
     pub what: String,
-    pub unit: Unit,
+    pub unit: MeasureUnit,
     pub a: f64,
     pub b: f64,
 }
@@ -53,7 +49,7 @@ impl Comparison {
 
     /// A time measure's difference over the difference in running time.
     pub fn share(&self, row: &Difference) -> Option<f64> {
-        (row.unit == Unit::Seconds && self.difference() != 0.0).then(|| row.delta() / self.difference())
+        (row.unit == MeasureUnit::Seconds && self.difference() != 0.0).then(|| row.delta() / self.difference())
     }
 
     /// The table, `top` rows of each kind, with the traces named `a` and `b`.
@@ -64,8 +60,8 @@ impl Comparison {
         let _ =
             writeln!(out, "B: {b}: running time {:.6} s ({:+.6} s, {percent:+.1}%)", self.running_b, self.difference());
         let width = self.rows.iter().map(|r| r.what.len()).max().unwrap_or(10).clamp(10, 40);
-        let times: Vec<&Difference> = self.rows.iter().filter(|r| r.unit == Unit::Seconds).collect();
-        let counts: Vec<&Difference> = self.rows.iter().filter(|r| r.unit == Unit::Count).collect();
+        let times: Vec<&Difference> = self.rows.iter().filter(|r| r.unit == MeasureUnit::Seconds).collect();
+        let counts: Vec<&Difference> = self.rows.iter().filter(|r| r.unit == MeasureUnit::Count).collect();
         let _ = writeln!(out, "\nwhat differs in time, largest first (share: of the running-time difference)");
         let _ = writeln!(out, "  {:<width$} {:>12} {:>12} {:>12} {:>8}", "measure (s)", "A", "B", "B-A", "share");
         for row in times.iter().take(top) {
@@ -93,17 +89,26 @@ impl Comparison {
         out
     }
 
-    pub fn to_json(&self, a: &str, b: &str) -> Value {
-        let rows: Vec<Value> = self
+    /// `compare --format json`'s document, every row, with the traces named `a` and `b`.
+    pub fn to_document(&self, a: &str, b: &str) -> TraceComparison {
+        let rows = self
             .rows
             .iter()
-            .map(|r| {
-                json!({"what": r.what, "unit": match r.unit { Unit::Seconds => "s", Unit::Count => "count" },
-                       "a": r.a, "b": r.b, "difference": r.delta(), "share_of_running_time_difference": self.share(r)})
+            .map(|r| ComparedMeasure {
+                what: r.what.clone(),
+                unit: r.unit,
+                a: r.a,
+                b: r.b,
+                difference: r.delta(),
+                share_of_running_time_difference: self.share(r),
             })
             .collect();
-        json!({"a": {"trace": a, "running_time_s": self.running_a}, "b": {"trace": b, "running_time_s": self.running_b},
-               "running_time_difference_s": self.difference(), "rows": rows})
+        TraceComparison {
+            a: ComparedTrace { trace: a.to_string(), running_time_s: self.running_a },
+            b: ComparedTrace { trace: b.to_string(), running_time_s: self.running_b },
+            running_time_difference_s: self.difference(),
+            rows,
+        }
     }
 }
 
@@ -115,7 +120,7 @@ pub fn compare(a: &Profile, b: &Profile) -> Comparison {
     finding_rows(a, b, &mut rows);
     rows.retain(|r| r.a != r.b);
     let (mut times, mut counts): (Vec<Difference>, Vec<Difference>) =
-        rows.into_iter().partition(|r| r.unit == Unit::Seconds);
+        rows.into_iter().partition(|r| r.unit == MeasureUnit::Seconds);
     times.sort_by(|x, y| y.delta().abs().total_cmp(&x.delta().abs()).then_with(|| x.what.cmp(&y.what)));
     counts.sort_by(|x, y| {
         y.relative()
@@ -128,7 +133,7 @@ pub fn compare(a: &Profile, b: &Profile) -> Comparison {
     Comparison { running_a: seconds(a), running_b: seconds(b), rows: times }
 }
 
-fn row(what: String, unit: Unit, a: f64, b: f64) -> Difference {
+fn row(what: String, unit: MeasureUnit, a: f64, b: f64) -> Difference {
     Difference { what, unit, a, b }
 }
 
@@ -141,23 +146,28 @@ fn command_rows(a: &Profile, b: &Profile, rows: &mut Vec<Difference>) {
             |r: &Option<analysis::stats::Row>, f: fn(&analysis::stats::Row) -> u64| r.as_ref().map_or(0, f) as f64;
         rows.push(row(
             format!("{name}: run time"),
-            Unit::Seconds,
+            MeasureUnit::Seconds,
             get(&ra, |r| r.runtime_ns) / 1e9,
             get(&rb, |r| r.runtime_ns) / 1e9,
         ));
         rows.push(row(
             format!("{name}: waiting"),
-            Unit::Seconds,
+            MeasureUnit::Seconds,
             get(&ra, |r| r.wait_ns) / 1e9,
             get(&rb, |r| r.wait_ns) / 1e9,
         ));
         rows.push(row(
             format!("{name}: migrations"),
-            Unit::Count,
+            MeasureUnit::Count,
             get(&ra, |r| r.migrations),
             get(&rb, |r| r.migrations),
         ));
-        rows.push(row(format!("{name}: switches"), Unit::Count, get(&ra, |r| r.switches), get(&rb, |r| r.switches)));
+        rows.push(row(
+            format!("{name}: switches"),
+            MeasureUnit::Count,
+            get(&ra, |r| r.switches),
+            get(&rb, |r| r.switches),
+        ));
     }
 }
 
@@ -167,30 +177,30 @@ fn cpu_rows(a: &Profile, b: &Profile, rows: &mut Vec<Difference>) {
         let (ca, cb) = (a.stats.cpus.get(cpu), b.stats.cpus.get(cpu));
         let busy = |c: Option<&analysis::stats::CpuRow>| c.map_or(0.0, |c| c.busy_ns as f64 / 1e9);
         let idle = |c: Option<&analysis::stats::CpuRow>| c.map_or(0.0, |c| c.idle_ns as f64 / 1e9);
-        rows.push(row(format!("CPU {cpu}: busy"), Unit::Seconds, busy(ca), busy(cb)));
-        rows.push(row(format!("CPU {cpu}: idle"), Unit::Seconds, idle(ca), idle(cb)));
+        rows.push(row(format!("CPU {cpu}: busy"), MeasureUnit::Seconds, busy(ca), busy(cb)));
+        rows.push(row(format!("CPU {cpu}: idle"), MeasureUnit::Seconds, idle(ca), idle(cb)));
     }
 }
 
 fn finding_rows(a: &Profile, b: &Profile, rows: &mut Vec<Difference>) {
-    let (fa, fb) = (&a.findings, &b.findings);
+    let (fa, fb) = (&a.check, &b.check);
     let seconds = |n: model::Nanos| n.0 as f64 / 1e9;
     rows.push(row(
         "idle-while-waiting".into(),
-        Unit::Seconds,
+        MeasureUnit::Seconds,
         seconds(fa.idle_while_waiting),
         seconds(fb.idle_while_waiting),
     ));
     for (ka, kb) in fa.kinds.iter().zip(&fb.kinds) {
-        rows.push(row(format!("{}: lost CPU time", ka.name), Unit::Seconds, seconds(ka.lost), seconds(kb.lost)));
-        rows.push(row(format!("{}: length", ka.name), Unit::Seconds, seconds(ka.length), seconds(kb.length)));
-        rows.push(row(format!("{}: incidents", ka.name), Unit::Count, ka.count as f64, kb.count as f64));
+        rows.push(row(format!("{}: lost CPU time", ka.name), MeasureUnit::Seconds, seconds(ka.lost), seconds(kb.lost)));
+        rows.push(row(format!("{}: length", ka.name), MeasureUnit::Seconds, seconds(ka.length), seconds(kb.length)));
+        rows.push(row(format!("{}: incidents", ka.name), MeasureUnit::Count, ka.count as f64, kb.count as f64));
     }
-    rows.push(row("migrations".into(), Unit::Count, fa.migrations as f64, fb.migrations as f64));
+    rows.push(row("migrations".into(), MeasureUnit::Count, fa.migrations as f64, fb.migrations as f64));
     if let (Some(x), Some(y)) = (fa.cross_socket, fb.cross_socket) {
-        rows.push(row("cross-socket migrations".into(), Unit::Count, x as f64, y as f64));
+        rows.push(row("cross-socket migrations".into(), MeasureUnit::Count, x as f64, y as f64));
     }
     if let (Some(x), Some(y)) = (fa.cross_node, fb.cross_node) {
-        rows.push(row("cross-node migrations".into(), Unit::Count, x as f64, y as f64));
+        rows.push(row("cross-node migrations".into(), MeasureUnit::Count, x as f64, y as f64));
     }
 }

@@ -30,9 +30,10 @@ pub fn median(values: &[f64]) -> Option<f64> {
     quantile(&sorted(values), 0.5)
 }
 
-/// What the summary says about one setting's running times.
+/// What the summary says about one setting's running times: how many, the quartiles and
+/// the extremes.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
+pub struct Quartiles {
     pub n: usize,
     pub median: f64,
     pub q1: f64,
@@ -41,10 +42,10 @@ pub struct Summary {
     pub max: f64,
 }
 
-impl Summary {
-    pub fn of(values: &[f64]) -> Option<Summary> {
+impl Quartiles {
+    pub fn of(values: &[f64]) -> Option<Quartiles> {
         let sorted = sorted(values);
-        Some(Summary {
+        Some(Quartiles {
             n: sorted.len(),
             median: quantile(&sorted, 0.5)?,
             q1: quantile(&sorted, 0.25)?,
@@ -298,7 +299,7 @@ mod tests {
         assert_eq!(quantile(&v, 0.25), Some(1.75));
         assert_eq!(quantile(&v, 1.0), Some(4.0));
         assert_eq!(quantile(&[], 0.5), None);
-        let s = Summary::of(&[2.0, 3.0, 1.0]).unwrap();
+        let s = Quartiles::of(&[2.0, 3.0, 1.0]).unwrap();
         assert_eq!((s.median, s.min, s.max, s.iqr()), (2.0, 1.0, 3.0, 1.0));
         assert!(close(s.spread(), 2.0));
     }

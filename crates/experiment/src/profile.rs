@@ -9,12 +9,12 @@
 use analysis::check::{CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Kind, check};
 use analysis::stats::{self, Grouping, Stats};
 use analysis::{TaskFilter, Window};
+use documents::runs::MetricInfo;
 use model::{Model, Nanos, Pid, TaskId, Topology};
-use serde::{Deserialize, Serialize};
 
 /// The part of a trace the workload ran in.
 #[derive(Clone, Debug)]
-pub struct Workload {
+pub struct WorkloadWindow {
     pub window: Window,
     /// Times are shown as seconds from here (the end of the initial sleep, if any).
     pub origin: Nanos,
@@ -25,12 +25,12 @@ pub struct Workload {
     pub to_exit: bool,
 }
 
-impl Workload {
+impl WorkloadWindow {
     /// From the end of the initial `sleep` in the traced command's process tree (else the
     /// first event) to the command's exit (else the last event); only the command's tasks
     /// unless `all_tasks`. The command is the process `pid` when the recording says
     /// (`schedlens record` stores it), else the task of the trace's first exec.
-    pub fn of(model: &Model, pid: Option<Pid>, all_tasks: bool) -> Workload {
+    pub fn of(model: &Model, pid: Option<Pid>, all_tasks: bool) -> WorkloadWindow {
         let root = pid.and_then(|pid| command_task(model, pid)).or(model.first_exec());
         let sleep_end = root.and_then(|root| sleep_end(model, root));
         let start = sleep_end.unwrap_or(model.start());
@@ -41,7 +41,7 @@ impl Workload {
             (false, Some(root)) => TaskFilter { descendants_of: Some(root), ..TaskFilter::default() },
             (false, None) => TaskFilter { forked_only: true, ..TaskFilter::default() },
         };
-        Workload {
+        WorkloadWindow {
             window: Window::new(start, end),
             origin: start,
             filter,
@@ -77,9 +77,9 @@ fn last_run_end(model: &Model, task: TaskId) -> Nanos {
     ends.max().unwrap_or(model.tasks().last_seen(task))
 }
 
-/// What `check` found, as the sweeps and comparisons use it.
+/// What `check` found, totalled as the sweeps and comparisons use it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Findings {
+pub struct CheckTotals {
     /// Time during which a task waited while a core idled.
     pub idle_while_waiting: Nanos,
     /// Per kind of incident: its name, how many, CPU time lost, total length.
@@ -103,7 +103,7 @@ pub struct KindTotals {
 }
 
 /// The adapter: runs `check` over the workload and reads its output.
-pub fn read_check(model: &Model, workload: &Workload, topology: Option<&Topology>) -> Findings {
+pub fn read_check(model: &Model, workload: &WorkloadWindow, topology: Option<&Topology>) -> CheckTotals {
     // With `check`'s defaults; the affinity a recording stores is not used here.
     let request = CheckRequest {
         window: workload.window,
@@ -127,7 +127,7 @@ pub fn read_check(model: &Model, workload: &Workload, topology: Option<&Topology
         })
         .collect();
     let crossings = topology.map(|t| found.migrations.crossings(t));
-    Findings {
+    CheckTotals {
         idle_while_waiting: found.idle_while_waiting,
         kinds,
         migrations: found.migrations.total().saturating_add(found.migrations.outside),
@@ -143,29 +143,29 @@ pub fn read_check(model: &Model, workload: &Workload, topology: Option<&Topology
 /// Everything the sweeps and comparisons read of one trace.
 #[derive(Clone, Debug)]
 pub struct Profile {
-    pub workload: Workload,
+    pub workload: WorkloadWindow,
     /// Per command.
     pub stats: Stats,
-    pub findings: Findings,
+    pub check: CheckTotals,
     /// Events the kernel lost while recording.
     pub lost_events: u64,
 }
 
 impl Profile {
-    /// The profile of a trace's workload (see [`Workload::of`] for `pid` and `all_tasks`).
+    /// The profile of a trace's workload (see [`WorkloadWindow::of`] for `pid` and `all_tasks`).
     pub fn of(model: &Model, topology: Option<&Topology>, pid: Option<Pid>, all_tasks: bool) -> Profile {
-        let workload = Workload::of(model, pid, all_tasks);
+        let workload = WorkloadWindow::of(model, pid, all_tasks);
         let stats = stats::compute(model, workload.window, &workload.filter, Grouping::Command);
-        let findings = read_check(model, &workload, topology);
+        let check = read_check(model, &workload, topology);
         // A loss of unknown size counts as one.
         let lost = model.lost();
         let lost_events = lost.events.saturating_add(lost.unknown_losses);
-        Profile { workload, stats, findings, lost_events }
+        Profile { workload, stats, check, lost_events }
     }
 
     /// The metrics of [`metric_catalog`], in its order (`None` where unknown).
     pub fn metrics(&self) -> Vec<Option<f64>> {
-        let f = &self.findings;
+        let f = &self.check;
         let seconds = |n: Nanos| Some(n.0 as f64 / 1e9);
         let share_of_wakeups = |n: u64| (f.wakeups > 0).then(|| n as f64 / f.wakeups as f64);
         let window = self.workload.window.len().0.max(1) as f64;
@@ -194,58 +194,36 @@ impl Profile {
     }
 }
 
-/// A metric of a run: its column name, unit, and how the summary words it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MetricInfo {
-    pub key: String,
-    /// `s`, `share` or `count`.
-    pub unit: String,
-    /// The words after "runs were slower when", with `{}` for "more" or "less"/"fewer".
-    pub phrase: String,
-}
-
-impl MetricInfo {
-    fn new(key: impl Into<String>, unit: &str, phrase: impl Into<String>) -> MetricInfo {
-        MetricInfo { key: key.into(), unit: unit.to_string(), phrase: phrase.into() }
-    }
-
-    /// The phrase for a direction: "more ..." or "less ..." ("fewer" for counts).
-    pub fn worded(&self, more: bool) -> String {
-        let word = match (more, self.unit.as_str()) {
-            (true, _) => "more",
-            (false, "count") => "fewer",
-            (false, _) => "less",
-        };
-        self.phrase.replace("{}", word)
-    }
+fn metric(key: impl Into<String>, unit: &str, phrase: impl Into<String>) -> MetricInfo {
+    MetricInfo { key: key.into(), unit: unit.to_string(), phrase: phrase.into() }
 }
 
 /// The metrics every traced run gets, in column order.
 pub fn metric_catalog() -> Vec<MetricInfo> {
     let mut catalog = vec![
-        MetricInfo::new("idle_while_waiting_s", "s", "{} CPU time was lost to idle-while-waiting"),
-        MetricInfo::new("idle_while_waiting_share", "share", "{} of the run was idle-while-waiting"),
+        metric("idle_while_waiting_s", "s", "{} CPU time was lost to idle-while-waiting"),
+        metric("idle_while_waiting_share", "share", "{} of the run was idle-while-waiting"),
     ];
     for (kind, loses_cpu_time) in Kind::ALL.map(|k| (k.name(), k.loses_cpu_time())) {
         let key = kind.replace('-', "_");
-        catalog.push(MetricInfo::new(format!("{key}_incidents"), "count", format!("{{}} {kind} incidents were found")));
+        catalog.push(metric(format!("{key}_incidents"), "count", format!("{{}} {kind} incidents were found")));
         catalog.push(if loses_cpu_time {
-            MetricInfo::new(format!("{key}_lost_s"), "s", format!("{{}} CPU time was lost to {kind} incidents"))
+            metric(format!("{key}_lost_s"), "s", format!("{{}} CPU time was lost to {kind} incidents"))
         } else {
-            MetricInfo::new(format!("{key}_s"), "s", format!("{{}} time passed in {kind} incidents"))
+            metric(format!("{key}_s"), "s", format!("{{}} time passed in {kind} incidents"))
         });
     }
     catalog.extend([
-        MetricInfo::new("migrations", "count", "{} migrations happened"),
-        MetricInfo::new("cross_socket_migrations", "count", "{} migrations crossed sockets"),
-        MetricInfo::new("cross_node_migrations", "count", "{} migrations crossed NUMA nodes"),
-        MetricInfo::new("wakeups_previous_cpu_share", "share", "{} wakeups went back to the task's previous CPU"),
-        MetricInfo::new("wakeups_waker_cpu_share", "share", "{} wakeups went to the waker's CPU"),
-        MetricInfo::new("wakeups_elsewhere_share", "share", "{} wakeups went to a third CPU"),
-        MetricInfo::new("context_switches", "count", "{} context switches happened"),
-        MetricInfo::new("runqueue_wait_s", "s", "tasks spent {} time waiting in runqueues"),
-        MetricInfo::new("uncertain_share", "share", "{} of the trace was uncertain (lost or unrecorded events)"),
-        MetricInfo::new("lost_events", "count", "the kernel lost {} events"),
+        metric("migrations", "count", "{} migrations happened"),
+        metric("cross_socket_migrations", "count", "{} migrations crossed sockets"),
+        metric("cross_node_migrations", "count", "{} migrations crossed NUMA nodes"),
+        metric("wakeups_previous_cpu_share", "share", "{} wakeups went back to the task's previous CPU"),
+        metric("wakeups_waker_cpu_share", "share", "{} wakeups went to the waker's CPU"),
+        metric("wakeups_elsewhere_share", "share", "{} wakeups went to a third CPU"),
+        metric("context_switches", "count", "{} context switches happened"),
+        metric("runqueue_wait_s", "s", "tasks spent {} time waiting in runqueues"),
+        metric("uncertain_share", "share", "{} of the trace was uncertain (lost or unrecorded events)"),
+        metric("lost_events", "count", "the kernel lost {} events"),
     ]);
     catalog
 }
