@@ -18,8 +18,9 @@ pub enum RecordError {
         #[source]
         source: io::Error,
     },
-    #[error("tracefs is not mounted and mounting it on {} failed: {source}", path.display())]
+    #[error("{fstype} is not mounted and mounting it on {} failed: {source}", path.display())]
     Mount {
+        fstype: String,
         path: PathBuf,
         #[source]
         source: io::Error,
@@ -55,6 +56,19 @@ pub enum RecordError {
 impl RecordError {
     pub(crate) fn file(path: impl Into<PathBuf>, source: io::Error) -> RecordError {
         RecordError::File { path: path.into(), source }
+    }
+}
+
+/// A guarded change of a kernel file or mount, in the recorder's words.
+impl From<restore::Error> for RecordError {
+    fn from(error: restore::Error) -> RecordError {
+        match error {
+            restore::Error::Read { path, source }
+            | restore::Error::Write { path, source, .. }
+            | restore::Error::Unmount { path, source } => RecordError::File { path, source },
+            restore::Error::Content { path, text } => RecordError::Content { path, text },
+            restore::Error::Mount { fstype, path, source } => RecordError::Mount { fstype, path, source },
+        }
     }
 }
 
