@@ -18,13 +18,9 @@ pub enum RecordError {
         #[source]
         source: io::Error,
     },
-    #[error("{fstype} is not mounted and mounting it on {} failed: {source}", path.display())]
-    Mount {
-        fstype: String,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    /// Mounting tracefs.
+    #[error(transparent)]
+    Mount(restore::Error),
     #[error("{}: unexpected content {text:?}", path.display())]
     Content { path: PathBuf, text: String },
     #[error("no event matches {0:?} (see available_events in tracefs)")]
@@ -67,7 +63,7 @@ impl From<restore::Error> for RecordError {
             | restore::Error::Write { path, source, .. }
             | restore::Error::Unmount { path, source } => RecordError::File { path, source },
             restore::Error::Content { path, text } => RecordError::Content { path, text },
-            restore::Error::Mount { fstype, path, source } => RecordError::Mount { fstype, path, source },
+            error @ restore::Error::Mount { .. } => RecordError::Mount(error),
         }
     }
 }
