@@ -6,7 +6,7 @@
 //!
 //! - [`knobs`]: knobs named as sysctl, debugfs or /proc and /sys paths, probed before a
 //!   sweep and restored after it on every way out;
-//! - [`exec`]: running the command and measuring it; signals that stop a sweep;
+//! - [`exec`]: running the command and measuring it (signals through `restore`);
 //! - [`sweep`]: the interleaved run loop, untraced or recorded, with each trace's metrics;
 //! - [`files`]: the results directory's files, written and read back.
 

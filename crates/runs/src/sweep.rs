@@ -6,11 +6,12 @@
 //! analysis runs between measurements.
 
 use crate::RunsError;
-use crate::exec::{Interrupts, Measured, children_times, run_untraced};
+use crate::exec::{Measured, children_times, run_untraced};
 use crate::knobs::{KnobGuard, KnobValues};
 use documents::runs::{KnobRecord, Results, Setting, SweepRun};
 use experiment::profile::{Profile, metric_catalog};
 use record::{RecordOptions, Workload};
+use restore::Interrupts;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tracedat::CommandExit;
@@ -183,7 +184,7 @@ impl RunFiles {
 /// One run after the sleep; `None` when a signal cut the sleep short.
 fn run_once(request: &SweepRequest, files: &RunFiles, interrupts: &Interrupts) -> Result<Option<Measured>, RunsError> {
     if !request.record {
-        if !interrupts.sleep(request.sleep) {
+        if interrupts.wait(Some(request.sleep)).is_some() {
             return Ok(None);
         }
         return Ok(Some(run_untraced(&request.command, &files.path(&files.log), interrupts)?));

@@ -67,6 +67,19 @@ impl CommandExit {
     }
 }
 
+/// How a process this one waited for ended (a status that is neither an exit nor a
+/// signal, as a stopped process's, is `exit -1`).
+impl From<std::process::ExitStatus> for CommandExit {
+    fn from(status: std::process::ExitStatus) -> CommandExit {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => CommandExit::Code(code),
+            (None, Some(signal)) => CommandExit::Signal(signal),
+            (None, None) => CommandExit::Code(-1),
+        }
+    }
+}
+
 impl std::fmt::Display for CommandExit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
