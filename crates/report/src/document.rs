@@ -55,20 +55,20 @@ fn meta(traces: &[ReportTrace], options: &crate::Options) -> Value {
     let list: Vec<Value> = traces
         .iter()
         .map(|trace| {
-            let model = &trace.model;
+            let model = &trace.shown.model;
             let cpus = model.cpus().len();
             let lost = model.lost();
             json!({
-                "name": trace.name,
+                "name": trace.shown.name,
                 "cpus": cpus,
-                "start": relative(model.start(), trace.origin),
-                "end": relative(model.end(), trace.origin) + 1,
-                "origin": trace.origin.0.to_string(),
+                "start": relative(model.start(), trace.shown.origin),
+                "end": relative(model.end(), trace.shown.origin) + 1,
+                "origin": trace.shown.origin.0.to_string(),
                 "tasks": model.tasks().len(),
                 "lostEvents": lost.events,
                 "lostUnknown": lost.unknown_losses,
-                "rowsByNumber": rows(&row_order(cpus, trace.topology.as_ref(), false)),
-                "rowsBySocket": trace.topology.as_ref().map(|t| rows(&row_order(cpus, Some(t), true))),
+                "rowsByNumber": rows(&row_order(cpus, trace.shown.topology.as_ref(), false)),
+                "rowsBySocket": trace.shown.topology.as_ref().map(|t| rows(&row_order(cpus, Some(t), true))),
             })
         })
         .collect();
@@ -76,15 +76,15 @@ fn meta(traces: &[ReportTrace], options: &crate::Options) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "tileColumns": TILE_COLUMNS,
         "maxColumns": TILE_COLUMNS,
-        "maxLevel": view::tiles::MAX_LEVEL,
+        "maxLevel": tiles::tile::MAX_LEVEL,
         "traces": list,
         "initial": {"window": null, "forked": false, "socketOrder": options.socket_order},
     })
 }
 
 fn trace_json(trace: &ReportTrace, analysis: &Analysis, coverage: Option<&Coverage>) -> Value {
-    let model = &trace.model;
-    let origin = trace.origin;
+    let model = &trace.shown.model;
+    let origin = trace.shown.origin;
     let rel = |t: Nanos| relative(t, origin);
     let incidents: Vec<Value> = analysis
         .findings
@@ -109,7 +109,7 @@ fn trace_json(trace: &ReportTrace, analysis: &Analysis, coverage: Option<&Covera
         .collect();
     json!({
         "incidents": {"status": "ready", "incidents": incidents, "total": analysis.findings.incidents.len()},
-        "stats": view::stats_json(stats, COMMANDS, rel),
+        "stats": tiles::stats_json(stats, COMMANDS, rel),
         "markers": markers,
         "markerTotal": trace.markers.len(),
         "colors": task_colors(model),

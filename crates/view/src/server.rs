@@ -19,14 +19,9 @@
 //! - `GET /api/export?format&start&end[&color&target&forked&socket&rw&q&width]`: the view
 //!   as a PDF, SVG or PNG file.
 
-use crate::assets;
-use crate::cache::Cache;
-use crate::export::{ExportRequest, export};
 use crate::http::{self, Request, Response};
-use crate::lookup::{self, Run};
+use crate::markers;
 use crate::params::{BadRequest, Query};
-use crate::state::{Initial, Shown};
-use crate::tiles::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use analysis::TaskFilter;
 use analysis::stats::{self, Grouping};
 use figures::palette::{color_of, color_of_name};
@@ -34,10 +29,18 @@ use figures::timeline::Coloring;
 use model::{Cpu, Nanos, TaskId};
 use serde_json::{Value, json};
 use std::net::TcpListener;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+use tiles::assets;
+use tiles::cache::Cache;
+use tiles::export::{ExportRequest, export};
+use tiles::lookup::{self, Run};
+use tiles::tile::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
+use tiles::{Initial, Shown};
+use tracedat::Trace;
 
 /// Bytes of computed tiles kept.
 const CACHE_BYTES: usize = 256 << 20;
@@ -49,6 +52,8 @@ const MAX_TIME: i64 = 1 << 53;
 /// Everything the workers share.
 pub struct App {
     pub traces: Vec<Shown>,
+    /// The traces' files, for their markers.
+    files: Vec<Trace>,
     pub initial: Initial,
     cache: Cache,
     activity: Activity,
@@ -60,9 +65,10 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(traces: Vec<Shown>, initial: Initial) -> App {
+    pub fn new(traces: Vec<Shown>, files: Vec<Trace>, initial: Initial) -> App {
         App {
             traces,
+            files,
             initial,
             cache: Cache::new(CACHE_BYTES),
             activity: Activity::new(),
@@ -225,11 +231,11 @@ pub fn prepare(app: &App, stop: &AtomicBool) {
         std::thread::sleep(Duration::from_millis(50));
     }
     warm_up(app, stop);
-    for shown in &app.traces {
+    for (shown, file) in app.traces.iter().zip(&app.files) {
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        shown.prepare();
+        shown.prepare(|| markers::read(file));
     }
     app.prepared.store(true, Ordering::Relaxed);
 }
@@ -360,10 +366,22 @@ fn route(app: &App, query: &Query) -> Result<Reply, Refusal> {
     }
 }
 
-/// One of the page's embedded files.
+/// One of the page's files.
 fn asset(path: &str) -> Result<Reply, Refusal> {
-    let (content_type, body) = assets::find(path).ok_or(Refusal::NotFound)?;
-    Ok(Reply::Bytes { content_type, body: Arc::new(body.into_owned()), attachment: None })
+    let (content_type, body) = page_file(path).ok_or(Refusal::NotFound)?;
+    Ok(Reply::Bytes { content_type, body: Arc::new(body), attachment: None })
+}
+
+/// The page's file a request path names, with its type: `/` is `web/index.html`, every
+/// other file is served under `/web/`. For work on the page,
+/// `SCHEDLENS_WEB_DIR=crates/tiles/web` serves the files from disk instead (reload the
+/// page, no rebuild); the list of files stays the embedded one.
+fn page_file(path: &str) -> Option<(&'static str, Vec<u8>)> {
+    let name = if path == "/" || path == "/index.html" { "index.html" } else { path.strip_prefix("/web/")? };
+    let asset = assets::find(name)?;
+    let from_disk =
+        std::env::var_os("SCHEDLENS_WEB_DIR").and_then(|dir| std::fs::read(Path::new(&dir).join(asset.path)).ok());
+    Some((asset.content_type, from_disk.unwrap_or_else(|| asset.bytes.to_vec())))
 }
 
 /// Whether the request's Host is this machine's loopback name (any port: an SSH tunnel
@@ -385,7 +403,7 @@ fn shown<'a>(app: &'a App, query: &Query) -> Result<&'a Shown, BadRequest> {
 /// The page, with `/api/meta`'s answer in it (a JSON script element the page reads
 /// instead of asking).
 fn page(app: &App) -> Reply {
-    let (content_type, html) = assets::find("/").expect("the page is embedded");
+    let (content_type, html) = page_file("/").expect("the page is embedded");
     let html = String::from_utf8_lossy(&html);
     // `<` only occurs inside JSON strings, where `\u003c` means the same: the element
     // cannot be closed early by a trace's name.
@@ -406,7 +424,7 @@ fn meta(app: &App) -> Value {
             };
             let lost = model.lost();
             json!({
-                "name": shown.view.name,
+                "name": shown.trace.name,
                 "cpus": model.cpus().len(),
                 "start": shown.relative(model.start()),
                 "end": shown.relative(model.end()) + 1,
@@ -824,13 +842,13 @@ fn range_stats(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let (start, end) = range(shown, query)?;
     let window = analysis::Window::new(start, end);
     let stats = stats::compute(model, window, &filter(query)?, Grouping::Command);
-    Ok(Reply::Json(crate::stats_json(&stats, STATS_ROWS, |t| shown.relative(t))))
+    Ok(Reply::Json(tiles::stats_json(&stats, STATS_ROWS, |t| shown.relative(t))))
 }
 
 fn incidents(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     Ok(match shown.incidents() {
-        Some((list, total)) => Reply::Json(crate::incidents::to_json(list, *total, shown.origin())),
+        Some((list, total)) => Reply::Json(tiles::incidents::to_json(list, *total, shown.origin())),
         None => Reply::Pending(json!({ "status": "computing" })),
     })
 }
@@ -895,8 +913,21 @@ fn export_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
         render::Format::Svg => ("image/svg+xml", "svg"),
         render::Format::Png => ("image/png", "png"),
     };
-    let stem = traces[0].view.name.rsplit_once('.').map_or(traces[0].view.name.as_str(), |(stem, _)| stem);
+    let stem = traces[0].trace.name.rsplit_once('.').map_or(traces[0].trace.name.as_str(), |(stem, _)| stem);
     let name: String =
         stem.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     Ok(Reply::Bytes { content_type, body: Arc::new(body), attachment: Some(format!("{name}-view.{extension}")) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_to_the_page_files() {
+        assert!(page_file("/").unwrap().0.starts_with("text/html"));
+        assert!(page_file("/web/js/main.js").unwrap().0.starts_with("text/javascript"));
+        assert!(page_file("/web/../Cargo.toml").is_none());
+        assert!(page_file("/js/main.js").is_none());
+    }
 }

@@ -1,28 +1,49 @@
-//! What the server knows about each trace it shows: the model and where its time axis
-//! starts, the row orders, and the parts computed once in the background (the per-task
-//! index, `check`'s incidents, the markers) so the first view does not wait for them.
+//! What the page knows about each trace it shows: the model and where its time axis
+//! starts ([`ShownTrace`], the one description the viewer's server and the report both
+//! take), and for the server the row orders and the parts computed once in the
+//! background (the per-task index, `check`'s incidents, the markers) so the first view
+//! does not wait for them ([`Shown`]).
 
 use crate::incidents::{self, Incident};
 use crate::lookup::{RunCache, TaskIndex};
-use crate::markers;
 use crate::pyramid::Pyramid;
 use analysis::TaskFilter;
 use figures::graph::{RowSpec, row_order};
 use model::{Marker, Model, Nanos, Topology};
 use std::sync::OnceLock;
-use tracedat::Trace;
 
 /// One trace to show, as the command line prepared it.
-pub struct ViewTrace {
+pub struct ShownTrace {
     /// Shown as its title (the file name).
     pub name: String,
-    pub trace: Trace,
     pub model: Model,
     /// For socket order and socket bands, when known.
     pub topology: Option<Topology>,
-    /// Times are shown in seconds from here (the trace's start, or the end of the
+    /// Times are shown in ns from here (the trace's start, or the end of the
     /// recording's initial sleep).
     pub origin: Nanos,
+}
+
+impl ShownTrace {
+    /// Trace time from ns relative to the origin (clamped to the clock's range).
+    pub fn absolute(&self, relative: i64) -> Nanos {
+        Nanos((i128::from(self.origin.0) + i128::from(relative)).clamp(0, i128::from(u64::MAX)) as u64)
+    }
+
+    /// `time` in ns from the origin.
+    pub fn relative(&self, time: Nanos) -> i64 {
+        (i128::from(time.0) - i128::from(self.origin.0)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// Rows bottom to top in CPU order.
+    pub fn rows_by_number(&self) -> Vec<RowSpec> {
+        row_order(self.model.cpus().len(), self.topology.as_ref(), false)
+    }
+
+    /// Rows bottom to top in socket order, when the topology is known.
+    pub fn rows_by_socket(&self) -> Option<Vec<RowSpec>> {
+        self.topology.as_ref().map(|t| row_order(self.model.cpus().len(), Some(t), true))
+    }
 }
 
 /// What the page starts with unless its URL says otherwise.
@@ -34,9 +55,9 @@ pub struct Initial {
     pub socket_order: bool,
 }
 
-/// A trace being shown.
+/// A trace being served.
 pub struct Shown {
-    pub view: ViewTrace,
+    pub trace: ShownTrace,
     /// Rows bottom to top in CPU order, and in socket order when the topology is known.
     pub rows_by_number: Vec<RowSpec>,
     pub rows_by_socket: Option<Vec<RowSpec>>,
@@ -50,14 +71,11 @@ pub struct Shown {
 }
 
 impl Shown {
-    pub fn new(view: ViewTrace, filter: TaskFilter) -> Shown {
-        let cpus = view.model.cpus().len();
-        let rows_by_number = row_order(cpus, view.topology.as_ref(), false);
-        let rows_by_socket = view.topology.as_ref().map(|t| row_order(cpus, Some(t), true));
+    pub fn new(trace: ShownTrace, filter: TaskFilter) -> Shown {
         Shown {
-            view,
-            rows_by_number,
-            rows_by_socket,
+            rows_by_number: trace.rows_by_number(),
+            rows_by_socket: trace.rows_by_socket(),
+            trace,
             filter,
             task_index: OnceLock::new(),
             incidents: OnceLock::new(),
@@ -68,25 +86,26 @@ impl Shown {
     }
 
     pub fn model(&self) -> &Model {
-        &self.view.model
+        &self.trace.model
     }
 
     pub fn origin(&self) -> Nanos {
-        self.view.origin
+        self.trace.origin
     }
 
     /// Trace time from ns relative to the origin (clamped to the clock's range).
     pub fn absolute(&self, relative: i64) -> Nanos {
-        Nanos((i128::from(self.view.origin.0) + i128::from(relative)).clamp(0, i128::from(u64::MAX)) as u64)
+        self.trace.absolute(relative)
     }
 
+    /// `time` in ns from the origin.
     pub fn relative(&self, time: Nanos) -> i64 {
-        (i128::from(time.0) - i128::from(self.view.origin.0)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        self.trace.relative(time)
     }
 
     /// The per-task index (built now if the background has not built it yet).
     pub fn task_index(&self) -> &TaskIndex {
-        self.task_index.get_or_init(|| TaskIndex::build(&self.view.model))
+        self.task_index.get_or_init(|| TaskIndex::build(&self.trace.model))
     }
 
     /// The incidents, or `None` while they are being computed.
@@ -102,13 +121,15 @@ impl Shown {
     /// The base columns for a filter (only `forked_only` may be set; built now if not yet).
     pub fn pyramid(&self, filter: &TaskFilter) -> &Pyramid {
         self.pyramids[usize::from(filter.forked_only)]
-            .get_or_init(|| Pyramid::build(&self.view.model, self.view.origin, filter))
+            .get_or_init(|| Pyramid::build(&self.trace.model, self.trace.origin, filter))
     }
 
-    /// Computes what the background computes; each part once.
-    pub fn prepare(&self) {
-        self.markers.get_or_init(|| markers::read(&self.view.trace));
+    /// Computes what the background computes, each part once: the markers (read by
+    /// `read_markers`: at most some of them, and how many there were in all), the task
+    /// index and the incidents.
+    pub fn prepare(&self, read_markers: impl FnOnce() -> (Vec<Marker>, usize)) {
+        self.markers.get_or_init(read_markers);
         self.task_index();
-        self.incidents.get_or_init(|| incidents::find(&self.view.model, &self.filter));
+        self.incidents.get_or_init(|| incidents::find(&self.trace.model, &self.filter));
     }
 }
