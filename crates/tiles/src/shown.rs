@@ -4,10 +4,12 @@
 //! background (the per-task index, `check`'s incidents, the markers) so the first view
 //! does not wait for them ([`Shown`]).
 
-use crate::incidents::{self, Incident};
+use crate::incidents;
 use crate::lookup::{RunCache, TaskIndex};
 use crate::pyramid::Pyramid;
+use crate::tile::MAX_LEVEL;
 use analysis::TaskFilter;
+use documents::page::{Incidents, InitialView, Meta, MetaTrace, Row};
 use figures::graph::{RowSpec, row_order};
 use model::{Marker, Model, Nanos, Topology};
 use std::sync::OnceLock;
@@ -44,6 +46,49 @@ impl ShownTrace {
     pub fn rows_by_socket(&self) -> Option<Vec<RowSpec>> {
         self.topology.as_ref().map(|t| row_order(self.model.cpus().len(), Some(t), true))
     }
+
+    /// The trace as the page lays it out.
+    fn meta(&self) -> MetaTrace {
+        let model = &self.model;
+        let lost = model.lost();
+        let rows = |rows: Vec<RowSpec>| -> Vec<Row> {
+            rows.into_iter().map(|r| Row { cpu: r.cpu.0, socket: r.socket }).collect()
+        };
+        MetaTrace {
+            name: self.name.clone(),
+            cpus: model.cpus().len(),
+            start: self.relative(model.start()),
+            end: self.relative(model.end()) + 1,
+            origin: self.origin.0.to_string(),
+            tasks: model.tasks().len(),
+            lost_events: lost.events,
+            lost_unknown: lost.unknown_losses,
+            rows_by_number: rows(self.rows_by_number()),
+            rows_by_socket: self.rows_by_socket().map(rows),
+        }
+    }
+}
+
+/// The page's meta document: the traces, tiles of `tile_columns` columns (`max_columns`
+/// at most), and the page's first state.
+pub fn meta<'a>(
+    traces: impl IntoIterator<Item = &'a ShownTrace>,
+    tile_columns: u32,
+    max_columns: u32,
+    initial: &Initial,
+) -> Meta {
+    Meta {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        tile_columns,
+        max_columns,
+        max_level: MAX_LEVEL,
+        traces: traces.into_iter().map(ShownTrace::meta).collect(),
+        initial: InitialView {
+            window: initial.window.map(|(a, b)| [a, b]),
+            forked: initial.forked,
+            socket_order: initial.socket_order,
+        },
+    }
 }
 
 /// What the page starts with unless its URL says otherwise.
@@ -63,7 +108,7 @@ pub struct Shown {
     pub rows_by_socket: Option<Vec<RowSpec>>,
     pub filter: TaskFilter,
     task_index: OnceLock<TaskIndex>,
-    incidents: OnceLock<(Vec<Incident>, usize)>,
+    incidents: OnceLock<Incidents>,
     markers: OnceLock<(Vec<Marker>, usize)>,
     /// Base columns for all tasks and for forked tasks only.
     pyramids: [OnceLock<Pyramid>; 2],
@@ -108,8 +153,8 @@ impl Shown {
         self.task_index.get_or_init(|| TaskIndex::build(&self.trace.model))
     }
 
-    /// The incidents, or `None` while they are being computed.
-    pub fn incidents(&self) -> Option<&(Vec<Incident>, usize)> {
+    /// The incidents as the page lists them, or `None` while they are being computed.
+    pub fn incidents(&self) -> Option<&Incidents> {
         self.incidents.get()
     }
 
@@ -130,6 +175,6 @@ impl Shown {
     pub fn prepare(&self, read_markers: impl FnOnce() -> (Vec<Marker>, usize)) {
         self.markers.get_or_init(read_markers);
         self.task_index();
-        self.incidents.get_or_init(|| incidents::find(&self.trace.model, &self.filter));
+        self.incidents.get_or_init(|| incidents::find(&self.trace, &self.filter));
     }
 }
