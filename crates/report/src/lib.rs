@@ -165,7 +165,7 @@ pub fn build(
             .findings
             .incidents
             .iter()
-            .map(|i| (relative(i.start, trace.shown.origin), relative(i.end, trace.shown.origin)))
+            .map(|i| (trace.shown.relative(i.start), trace.shown.relative(i.end)))
             .collect();
         let budget = bundle.size() + tile_budget;
         coverage.push(embed::embed(&source, &mut bundle, budget, &incidents));
@@ -174,9 +174,4 @@ pub fn build(
     bundle.add("doc".into(), doc.as_bytes());
     let html = shell.finish(&bundle);
     Report { html, coverage }
-}
-
-/// `time` in ns from `origin`.
-fn relative(time: Nanos, origin: Nanos) -> i64 {
-    (i128::from(time.0) - i128::from(origin.0)) as i64
 }

@@ -11,7 +11,7 @@
 
 use crate::bundle::Bundle;
 use crate::series::{self, RunSeries};
-use crate::{Analysis, Options, ReportTrace, relative};
+use crate::{Analysis, Options, ReportTrace};
 use analysis::check::Kind;
 use base64::Engine;
 use model::Nanos;
@@ -226,7 +226,7 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
         }
         out.push_str("<ol class=\"report-incidents\">\n");
         for (rank, incident) in findings.incidents.iter().enumerate().take(LISTED_INCIDENTS) {
-            let start = relative(incident.start, trace.shown.origin);
+            let start = trace.shown.relative(incident.start);
             let cpus: Vec<String> = incident.cpus.iter().map(|c| c.0.to_string()).collect();
             let pids: Vec<String> = incident.pids.iter().map(|p| p.0.to_string()).collect();
             let mut facts = vec![duration(incident.end.0.saturating_sub(incident.start.0))];
@@ -285,7 +285,6 @@ fn write_statistics(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
     );
     for (trace, analysis) in traces.iter().zip(analyses) {
         let stats = &analysis.stats;
-        let origin = trace.shown.origin;
         let _ = writeln!(out, "<h3>{}: per command</h3>", escape(&trace.shown.name));
         out.push_str("<div class=\"table-box\"><table class=\"stats sortable\"><thead><tr>");
         for (text, numeric) in [
@@ -304,7 +303,7 @@ fn write_statistics(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
         out.push_str("</tr></thead><tbody>\n");
         for row in stats.rows.iter().take(COMMAND_ROWS) {
             let time = |t: Option<Nanos>| {
-                t.map_or((i64::MIN, "-".to_string()), |t| (relative(t, origin), seconds(relative(t, origin))))
+                t.map_or((i64::MIN, "-".to_string()), |t| (trace.shown.relative(t), seconds(trace.shown.relative(t))))
             };
             let (first, first_text) = time(row.first_run);
             let (last, last_text) = time(row.last_run);
