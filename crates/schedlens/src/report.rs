@@ -13,6 +13,7 @@ use experiment::profile::WorkloadWindow;
 use model::Detail;
 use report::{Options, ReportTrace, RunSeries, Stage};
 use std::path::{Path, PathBuf};
+use tiles::ShownTrace;
 
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  schedlens report run.dat -o run.html\n  \
@@ -119,14 +120,11 @@ fn report_trace(
     let command_pid = trace.recorded_context().and_then(|c| c.pid).map(|p| model::Pid(p as i32));
     let origin = if workload_origin { WorkloadWindow::of(&model, command_pid, false).origin } else { model.start() };
     Ok(ReportTrace {
-        name,
         description,
-        topology,
-        origin,
         markers,
         command_pid,
         affinity: crate::check::recorded_affinity(trace),
-        model,
+        shown: ShownTrace { name, model, topology, origin },
     })
 }
 
@@ -138,8 +136,8 @@ fn build(traces: &[ReportTrace], series: Option<&RunSeries>, options: &Options) 
         step += 1;
         progress.set(step);
         progress.message(match stage {
-            Stage::Analysing(n) => format!("checking {}", traces[n].name),
-            Stage::Tiles(n) => format!("tiles of {}", traces[n].name),
+            Stage::Analysing(n) => format!("checking {}", traces[n].shown.name),
+            Stage::Tiles(n) => format!("tiles of {}", traces[n].shown.name),
             Stage::Comparing => "comparing".to_string(),
         });
     });

@@ -11,7 +11,8 @@ use model::Detail;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use view::{Initial, ViewTrace, Viewer};
+use tiles::{Initial, ShownTrace};
+use view::{ViewTrace, Viewer};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -91,7 +92,8 @@ fn load(args: &Args) -> Result<(Vec<ViewTrace>, Initial, Outcome)> {
             window = Some((rel(run.window.start), rel(run.window.end)));
         }
         let name = run.path.file_name().map_or_else(|| run.path.display().to_string(), |n| n.to_string_lossy().into());
-        traces.push(ViewTrace { name, trace: run.loaded.trace, model: run.loaded.model, topology, origin: run.origin });
+        let shown = ShownTrace { name, model: run.loaded.model, topology, origin: run.origin };
+        traces.push(ViewTrace { shown, file: run.loaded.trace });
     }
     let initial = Initial { window, forked: args.window.forked, socket_order: args.topology.socket_order };
     Ok((traces, initial, outcome))

@@ -1,4 +1,5 @@
-//! The viewer's one adapter for trace markers: the `print` and `bprint` texts the model's
+//! The viewer's one reading of trace markers from the file (crates/tiles, which lists
+//! them for the page, reads no files): the `print` and `bprint` texts the model's
 //! `read_markers` finds (a second pass over the trace, done in the background), at most
 //! [`LIMIT`] of them kept, the rest counted.
 

@@ -20,7 +20,6 @@
 //! ```
 
 use crate::lookup::Run;
-use crate::params::BadRequest;
 use crate::pyramid::Pyramid;
 use analysis::{TaskFilter, Window};
 use figures::running_waiting::{columns as running_waiting_columns, columns_and_queue_lengths, queue_length_rows};
@@ -31,6 +30,26 @@ use model::{Cpu, Model, Nanos};
 pub const MAX_COLUMNS: u32 = 4096;
 /// The coarsest level: a column of 2^44 ns (about 4.9 hours).
 pub const MAX_LEVEL: u32 = 44;
+
+/// Why a tile cannot be computed: the request's fault (the server answers 400 with the
+/// message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TileError {
+    #[error("layers: unknown layer {0:?} (t, r, q, h)")]
+    UnknownLayer(char),
+    #[error("layers: none asked for")]
+    NoLayers,
+    #[error("tile level or columns out of range")]
+    OutOfRange,
+    #[error("the tile lies outside the trace")]
+    OutsideTrace,
+    #[error("the tile lies outside the clock's range")]
+    OutsideClock,
+    #[error("too many tiles at once")]
+    TooMany,
+    #[error("tile index out of range")]
+    IndexOutOfRange,
+}
 
 /// Which layers a tile holds.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,7 +62,7 @@ pub struct Layers {
 
 impl Layers {
     /// Parses `t`, `r`, `q`, `h` letters.
-    pub fn parse(text: &str) -> Result<Layers, BadRequest> {
+    pub fn parse(text: &str) -> Result<Layers, TileError> {
         let mut layers = Layers::default();
         for letter in text.chars() {
             let slot = match letter {
@@ -51,12 +70,12 @@ impl Layers {
                 'r' => &mut layers.running_waiting,
                 'q' => &mut layers.runqueue,
                 'h' => &mut layers.highlight,
-                _ => return Err(BadRequest(format!("layers: unknown layer {letter:?} (t, r, q, h)"))),
+                _ => return Err(TileError::UnknownLayer(letter)),
             };
             *slot = true;
         }
         if layers == Layers::default() {
-            return Err(BadRequest::new("layers: none asked for"));
+            return Err(TileError::NoLayers);
         }
         Ok(layers)
     }
@@ -80,19 +99,19 @@ pub struct TilePlace {
 impl TilePlace {
     /// The tile's window in trace time, given the trace's origin; refused when it lies
     /// outside `[first, last]` (the trace's events) or outside the clock's range.
-    pub fn window(&self, origin: Nanos, first: Nanos, last: Nanos) -> Result<Window, BadRequest> {
+    pub fn window(&self, origin: Nanos, first: Nanos, last: Nanos) -> Result<Window, TileError> {
         if self.level > MAX_LEVEL || self.columns == 0 || self.columns > MAX_COLUMNS {
-            return Err(BadRequest::new("tile level or columns out of range"));
+            return Err(TileError::OutOfRange);
         }
         let span = i128::from(self.columns) << self.level;
         let start = i128::from(origin.0) + i128::from(self.index) * span;
         let end = start + span;
         if end <= i128::from(first.0) || start > i128::from(last.0) {
-            return Err(BadRequest::new("the tile lies outside the trace"));
+            return Err(TileError::OutsideTrace);
         }
         let clamp = |t: i128| Nanos(t.clamp(0, i128::from(u64::MAX)) as u64);
         if start < 0 || end > i128::from(u64::MAX) {
-            return Err(BadRequest::new("the tile lies outside the clock's range"));
+            return Err(TileError::OutsideClock);
         }
         Ok(Window::new(clamp(start), clamp(end)))
     }
@@ -185,16 +204,16 @@ pub fn timeline_tiles(
     cpus: &[Cpu],
     coloring: &Coloring,
     filter: &TaskFilter,
-) -> Result<Vec<Vec<Vec<u8>>>, BadRequest> {
+) -> Result<Vec<Vec<Vec<u8>>>, TileError> {
     let (start, end) = (model.start(), model.end());
     let mut levels = Vec::with_capacity(runs.len());
     for &(first, count) in runs {
         let last = TilePlace { index: first.index + i64::from(count.max(1)) - 1, ..first };
         first.window(origin, start, end)?;
         last.window(origin, start, end)?;
-        let wide = first.columns.checked_mul(count).ok_or_else(|| BadRequest::new("too many tiles at once"))?;
+        let wide = first.columns.checked_mul(count).ok_or(TileError::TooMany)?;
         let first_column = first.index.checked_mul(i64::from(first.columns));
-        let first_column = first_column.ok_or_else(|| BadRequest::new("tile index out of range"))?;
+        let first_column = first_column.ok_or(TileError::IndexOutOfRange)?;
         levels.push(LevelColumns { level: first.level, first: first_column, count: wide });
     }
     let layers = Layers { timeline: true, ..Layers::default() };
@@ -235,7 +254,7 @@ fn tiles_one_by_one(
     cpus: &[Cpu],
     coloring: &Coloring,
     filter: &TaskFilter,
-) -> Result<Vec<Vec<u8>>, BadRequest> {
+) -> Result<Vec<Vec<u8>>, TileError> {
     (0..count)
         .map(|n| {
             let place = TilePlace { index: first.index + i64::from(n), ..first };

@@ -1,4 +1,6 @@
-// A minimal Chrome DevTools Protocol client for the browser tests and the benchmark:
+// A minimal Chrome DevTools Protocol client for the browser tests of the page (the
+// viewer's, crates/view/tests/browser, and the report's, crates/report/tests/browser)
+// and the viewer's benchmark:
 // starts the system's Chromium headless with --remote-debugging-pipe (messages are
 // NUL-terminated JSON on file descriptors 3 and 4: no websocket, no npm package, no
 // browser download), opens pages and drives them.

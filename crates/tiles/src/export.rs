@@ -2,7 +2,7 @@
 //! `schedlens graph` and `schedlens running-waiting` (crates/figures laid out, crates/render
 //! written), so the figure for a paper is the figure one was looking at.
 
-use crate::state::Shown;
+use crate::shown::Shown;
 use analysis::{TaskFilter, Window};
 use figures::graph::{GraphRequest, PlotSize, graph};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
@@ -43,7 +43,7 @@ pub fn export(traces: &[&Shown], request: &ExportRequest) -> Result<Vec<u8>, ren
         let markers = shown.markers().map_or(&[][..], |(markers, _)| markers.as_slice());
         let columns_per_px = if request.format == Format::Png { PngOptions::default().scale } else { 1.0 };
         let timeline = GraphRequest {
-            title: shown.view.name.clone(),
+            title: shown.trace.name.clone(),
             window,
             origin: shown.origin(),
             span,
@@ -58,7 +58,7 @@ pub fn export(traces: &[&Shown], request: &ExportRequest) -> Result<Vec<u8>, ren
         if request.running_waiting {
             let strips = if request.runqueues { rows } else { &[] };
             let plot = RunningWaitingRequest {
-                title: format!("{}: running and waiting tasks", shown.view.name),
+                title: format!("{}: running and waiting tasks", shown.trace.name),
                 window,
                 origin: shown.origin(),
                 span,

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeTile } from '../js/tile-format.js';
 
-/** Builds a tile as crates/view/src/tiles.rs writes it. */
+/** Builds a tile as crates/tiles/src/tile.rs writes it. */
 export function encodeTile({ columns, rows, timeline, rw, queue, highlight }) {
   const bytes = [];
   const u32 = (v) => bytes.push(v & 255, (v >> 8) & 255, (v >> 16) & 255, (v >>> 24) & 255);
