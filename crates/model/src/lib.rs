@@ -10,6 +10,7 @@
 mod anomalies;
 mod columns;
 mod events;
+pub mod kernel_formats;
 mod markers;
 mod model;
 mod radix;
