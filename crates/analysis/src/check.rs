@@ -417,8 +417,8 @@ fn count_placements(model: &Model, request: &CheckRequest<'_>, range: std::ops::
     let mut counts = WakeupPlacements::default();
     let mut cursors = cursor::SegmentCursors::new(model);
     let (wakeups, waits) = (model.wakeups(), model.waits());
-    for wakeup in range.map(|i| wakeups.get(i)) {
-        let wait = wakeup.wait.map(|w| waits.get(w as usize));
+    for wakeup in wakeups.iter_range(range) {
+        let wait = wakeup.wait.map(|w| waits.get(w));
         let Some(time) = wakeup.waking.or(wait.map(|w| w.start)) else { continue };
         if wakeup.kind != WakeupKind::Wakeup
             || !request.window.contains(time)

@@ -282,7 +282,9 @@ impl Model {
     /// Bytes the model's tables hold.
     pub fn heap_bytes(&self) -> usize {
         self.cpus.iter().map(CpuTimeline::heap_bytes).sum::<usize>()
-            + crate::tables::heap_bytes(&self.waits, &self.wakeups, &self.migrations)
+            + self.waits.heap_bytes()
+            + self.wakeups.heap_bytes()
+            + self.migrations.heap_bytes()
     }
 
     /// Whether `cpu` was idle at `time` (`None` where its state is unknown).
@@ -294,13 +296,13 @@ impl Model {
 
     /// When and where a wakeup's wakee then ran, if it did.
     pub fn wakeup_ran(&self, wakeup: &Wakeup) -> Option<(Nanos, Cpu)> {
-        let wait = self.waits().get(wakeup.wait? as usize);
+        let wait = self.waits().get(wakeup.wait?);
         (wait.end_kind == WaitEnd::Ran).then_some((wait.end, wait.ran_on))
     }
 
     /// When the wakee was put on a runqueue.
     pub fn wakeup_enqueued(&self, wakeup: &Wakeup) -> Option<Nanos> {
-        Some(self.waits().start(wakeup.wait? as usize))
+        Some(self.waits().start(wakeup.wait?))
     }
 
     /// Time from the wakeup's start (`sched_waking`, else the enqueue) until the wakee ran.

@@ -715,7 +715,7 @@ mod tests {
         use tracedat::{Endian, FileFormat, TraceWriter};
         let format = FileFormat::v7(Codec::None, Endian::Little, 8, 256);
         let mut writer = TraceWriter::new(format, times.len() as u32).expect("a writer");
-        writer.add_event_format("sched", include_str!("../../synth/formats/sched_switch.format"));
+        writer.add_event_format("sched", crate::kernel_formats::sched_format("sched_switch").expect("a kernel format"));
         for (cpu, times) in times.iter().enumerate() {
             let mut sink = writer.cpu_sink(TraceWriter::TOP, cpu as u32).expect("a CPU");
             for &ts in times {

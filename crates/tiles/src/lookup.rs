@@ -8,23 +8,23 @@
 //! waits, wakeups and migrations, 4 bytes per row) once, in the background, and finds a
 //! followed task's runs with one scan of the segments, cached.
 
-use model::{Cpu, Model, Nanos, Segment, SegmentEnd, TaskId, WaitCause, WaitEnd};
+use model::{Cpu, MigrationId, Model, Nanos, RowId, Segment, SegmentEnd, TaskId, WaitCause, WaitEnd, WaitId, WakeupId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Rows of one table grouped by task: `items[offsets[t]..offsets[t + 1]]` are task `t`'s,
 /// in table order (time order for every table used here).
-#[derive(Debug, Default)]
-struct ByTask {
+#[derive(Debug)]
+struct ByTask<Id> {
     offsets: Vec<u32>,
-    items: Vec<u32>,
+    items: Vec<Id>,
 }
 
-impl ByTask {
-    /// `owners()` gives each row's task, in row order.
-    fn build<I: Iterator<Item = TaskId>>(tasks: usize, owners: impl Fn() -> I) -> ByTask {
+impl<Id: RowId> ByTask<Id> {
+    /// `owners()` gives each row's id and task, in row order.
+    fn build<I: Iterator<Item = (Id, TaskId)>>(tasks: usize, owners: impl Fn() -> I) -> ByTask<Id> {
         let mut offsets = vec![0u32; tasks + 1];
-        for task in owners() {
+        for (_, task) in owners() {
             if let Some(count) = offsets.get_mut(task.index() + 1) {
                 *count += 1;
             }
@@ -33,17 +33,17 @@ impl ByTask {
             offsets[i] += offsets[i - 1];
         }
         let mut next = offsets.clone();
-        let mut items = vec![0u32; *offsets.last().unwrap_or(&0) as usize];
-        for (row, task) in owners().enumerate() {
+        let mut items = vec![None; *offsets.last().unwrap_or(&0) as usize];
+        for (row, task) in owners() {
             if let Some(slot) = next.get_mut(task.index()) {
-                items[*slot as usize] = row as u32;
+                items[*slot as usize] = Some(row);
                 *slot += 1;
             }
         }
-        ByTask { offsets, items }
+        ByTask { offsets, items: items.into_iter().map(|row| row.expect("every slot filled")).collect() }
     }
 
-    fn of(&self, task: TaskId) -> &[u32] {
+    fn of(&self, task: TaskId) -> &[Id] {
         let (Some(&a), Some(&b)) = (self.offsets.get(task.index()), self.offsets.get(task.index() + 1)) else {
             return &[];
         };
@@ -52,20 +52,21 @@ impl ByTask {
 }
 
 /// Each task's waits, wakeups and migrations.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TaskIndex {
-    waits: ByTask,
-    wakeups: ByTask,
-    migrations: ByTask,
+    waits: ByTask<WaitId>,
+    wakeups: ByTask<WakeupId>,
+    migrations: ByTask<MigrationId>,
 }
 
 impl TaskIndex {
     pub fn build(model: &Model) -> TaskIndex {
         let tasks = model.tasks().len();
+        let (waits, wakeups, migrations) = (model.waits(), model.wakeups(), model.migrations());
         TaskIndex {
-            waits: ByTask::build(tasks, || model.waits().iter().map(|w| w.task)),
-            wakeups: ByTask::build(tasks, || model.wakeups().iter().map(|w| w.wakee)),
-            migrations: ByTask::build(tasks, || model.migrations().iter().map(|m| m.task)),
+            waits: ByTask::build(tasks, || waits.ids().zip(waits.iter().map(|w| w.task))),
+            wakeups: ByTask::build(tasks, || wakeups.ids().zip(wakeups.iter().map(|w| w.wakee))),
+            migrations: ByTask::build(tasks, || migrations.ids().zip(migrations.iter().map(|m| m.task))),
         }
     }
 }
@@ -199,14 +200,14 @@ pub struct WakeupInfo {
 /// The wait of `task` that ended with its run starting at `start` on `cpu`.
 pub fn wait_before(model: &Model, index: &TaskIndex, task: TaskId, cpu: Cpu, start: Nanos) -> Option<WaitBefore> {
     let waits = index.waits.of(task);
-    let upto = waits.partition_point(|&w| model.waits().get(w as usize).start <= start);
+    let upto = waits.partition_point(|&w| model.waits().get(w).start <= start);
     let found = waits[..upto].iter().rev().take(4).copied().find(|&w| {
-        let wait = model.waits().get(w as usize);
+        let wait = model.waits().get(w);
         wait.end == start && wait.ran_on == cpu && wait.end_kind == WaitEnd::Ran
     })?;
-    let wait = model.waits().get(found as usize);
+    let wait = model.waits().get(found);
     let wakeup = index.wakeups.of(task).iter().rev().find_map(|&w| {
-        let wakeup = model.wakeups().get(w as usize);
+        let wakeup = model.wakeups().get(w);
         (wakeup.wait == Some(found)).then(|| wakeup_info(model, &wakeup))
     });
     Some(WaitBefore { start: wait.start, end: wait.end, cause: wait.cause, wakeup })
@@ -226,8 +227,8 @@ fn wakeup_info(model: &Model, wakeup: &model::Wakeup) -> WakeupInfo {
 /// The CPU of the task's next run after `end`, when the trace shows it.
 pub fn next_cpu(model: &Model, index: &TaskIndex, task: TaskId, end: Nanos) -> Option<Cpu> {
     let waits = index.waits.of(task);
-    let from = waits.partition_point(|&w| model.waits().get(w as usize).start < end);
-    let wait = model.waits().get(*waits.get(from)? as usize);
+    let from = waits.partition_point(|&w| model.waits().get(w).start < end);
+    let wait = model.waits().get(*waits.get(from)?);
     (wait.end_kind == WaitEnd::Ran).then_some(wait.ran_on)
 }
 
@@ -245,7 +246,7 @@ pub fn wakeups_in(
         .wakeups
         .of(task)
         .iter()
-        .map(|&w| wakeup_info(model, &model.wakeups().get(w as usize)))
+        .map(|&w| wakeup_info(model, &model.wakeups().get(w)))
         .filter(|w| w.time >= from && w.time < to)
         .collect();
     let count = all.len();
@@ -254,13 +255,13 @@ pub fn wakeups_in(
 
 /// A task's recorded migrations: (time, from, to, reason).
 pub fn migrations_of(model: &Model, index: &TaskIndex, task: TaskId) -> Vec<model::Migration> {
-    index.migrations.of(task).iter().map(|&m| model.migrations().get(m as usize)).collect()
+    index.migrations.of(task).iter().map(|&m| model.migrations().get(m)).collect()
 }
 
 /// A task's totals over the whole trace: waits, the time waited, wakeups.
 pub fn wait_totals(model: &Model, index: &TaskIndex, task: TaskId) -> (usize, Nanos) {
     let waits = index.waits.of(task);
-    let waited = waits.iter().map(|&w| model.waits().get(w as usize).duration()).fold(Nanos(0), |a, b| a + b);
+    let waited = waits.iter().map(|&w| model.waits().get(w).duration()).fold(Nanos(0), |a, b| a + b);
     (waits.len(), waited)
 }
 

@@ -42,7 +42,7 @@ impl fmt::Display for Section {
             Section::Cmdlines => f.write_str("saved cmdlines"),
             Section::CpuCount => f.write_str("CPU count"),
             Section::Options => f.write_str("options"),
-            Section::Option(id) => write!(f, "option {id} ({})", crate::options::option_name(*id)),
+            Section::Option(id) => write!(f, "option {id} ({})", crate::read::options::option_name(*id)),
             Section::SectionHeader => f.write_str("section header"),
             Section::Strings => f.write_str("strings section"),
             Section::FlyrecordTable => f.write_str("flyrecord CPU table"),

@@ -17,7 +17,7 @@
 //! To add an option: an id in [`option_id`], a member of [`RecordedContext`], a row in
 //! [`OPTIONS`].
 
-use crate::trace::Trace;
+use crate::read::trace::Trace;
 
 /// The ids of the recorded-context options.
 pub mod option_id {

@@ -28,7 +28,7 @@
 use super::cursor::SegmentCursors;
 use super::lost::LostPiece;
 use super::{Cause, CauseMix, CheckRequest, Evidence, Incident, Kind, Pinning, TaskLoss, ms};
-use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WakeupKind};
+use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitId, WakeupId, WakeupKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Pieces similar in size join across gaps up to `SPARSE_GAP` times the longer one's
@@ -199,7 +199,7 @@ struct Attributed {
 /// The runqueue pieces of `cpu` overlapping `[start, end)`, as (piece start, end, wait),
 /// in start order: those begun before `start` and still under way then (found through
 /// the runqueue's index of ends), then those begun in the span.
-fn overlapping_pieces(model: &Model, cpu: Cpu, start: Nanos, end: Nanos) -> Vec<(Nanos, Nanos, usize)> {
+fn overlapping_pieces(model: &Model, cpu: Cpu, start: Nanos, end: Nanos) -> Vec<(Nanos, Nanos, WaitId)> {
     let Some(timeline) = model.cpus().get(cpu.index()) else { return Vec::new() };
     let queue = timeline.queue();
     let begun = queue.first_starting_at_or_after(start);
@@ -209,7 +209,7 @@ fn overlapping_pieces(model: &Model, cpu: Cpu, start: Nanos, end: Nanos) -> Vec<
         .chain(begun..upto)
         .map(|i| queue.get(i))
         .filter(|piece| piece.end > start)
-        .map(|piece| (piece.start, piece.end, piece.wait as usize))
+        .map(|piece| (piece.start, piece.end, piece.wait.expect("check's model has waits")))
         .collect()
 }
 
@@ -225,8 +225,8 @@ fn attribute(
     let lost_pieces = cluster.pieces(pieces);
     let (cluster_start, cluster_end) = (cluster.extent.start, cluster.extent.end);
     let mut waits: Vec<(WaitShare, u64)> = Vec::new();
-    for (start, end, wait_index) in overlapping_pieces(model, cluster.cpu, cluster_start, cluster_end) {
-        let wait = model.waits().get(wait_index);
+    for (start, end, wait_id) in overlapping_pieces(model, cluster.cpu, cluster_start, cluster_end) {
+        let wait = model.waits().get(wait_id);
         if !request.filter.accepts(model, wait.task) {
             continue;
         }
@@ -241,7 +241,7 @@ fn attribute(
             .then(|| cursors.started_at(cluster.cpu, wait.start))
             .flatten()
             .filter(|&t| is_kernel_thread(model.comm_at(t, wait.start)));
-        let previous = wakeups.misplaced(model, cursors, wait_index, wait.start);
+        let previous = wakeups.misplaced(model, cursors, wait_id, wait.start);
         let cause = match (preempter, previous) {
             (Some(_), _) => Cause::KthreadPreemption,
             (None, Some(_)) => Cause::WakeupPlacement,
@@ -280,17 +280,15 @@ fn is_kernel_thread(comm: &str) -> bool {
 }
 
 /// The wakeup that began each wait, by wait (one pass over the wakeups' wait column).
-struct WakeupsOfWaits(Vec<u32>);
+struct WakeupsOfWaits(Vec<Option<WakeupId>>);
 
 impl WakeupsOfWaits {
-    const NONE: u32 = u32::MAX;
-
     fn of(model: &Model) -> Self {
         let wakeups = model.wakeups();
-        let mut of_wait = vec![Self::NONE; model.waits().len()];
-        for index in 0..wakeups.len() {
-            if let Some(slot) = wakeups.wait(index).and_then(|wait| of_wait.get_mut(wait as usize)) {
-                *slot = index as u32;
+        let mut of_wait = vec![None; model.waits().len()];
+        for wakeup in wakeups.ids() {
+            if let Some(wait) = wakeups.wait(wakeup) {
+                of_wait[wait.index()] = Some(wakeup);
             }
         }
         WakeupsOfWaits(of_wait)
@@ -302,11 +300,10 @@ impl WakeupsOfWaits {
         &self,
         model: &Model,
         cursors: &mut SegmentCursors<'_>,
-        wait: usize,
+        wait: WaitId,
         start: Nanos,
     ) -> Option<(Cpu, bool)> {
-        let index = *self.0.get(wait).filter(|&&i| i != Self::NONE)?;
-        let wakeup = model.wakeups().get(index as usize);
+        let wakeup = model.wakeups().get(self.0[wait.index()]?);
         let prev = wakeup.prev_cpu?;
         let onto_waker = wakeup.kind == WakeupKind::Wakeup && wakeup.waker_cpu == Some(wakeup.target_cpu);
         (onto_waker && prev != wakeup.target_cpu).then(|| (prev, cursors.idle_at(prev, start) == Some(true)))

@@ -2,8 +2,9 @@
 //! does not (clock, uname, buffer instances, timestamp corrections, and in version 7 the
 //! locations of all other sections). Named and numbered as in trace-cmd's file format docs.
 
+use crate::endian::Endian;
 use crate::error::{LResult, Section};
-use crate::input::{Endian, Reader};
+use crate::read::input::Reader;
 
 /// Option ids, as numbered in trace-cmd.dat(5).
 pub mod id {

@@ -2,8 +2,8 @@
 //! fields by name (numbers, char arrays, `__data_loc` strings) instead of computing offsets,
 //! and keeps working when a kernel adds, drops or resizes fields.
 
-use crate::format::{Element, EventFormat, Field, FieldKind};
-use crate::input::Endian;
+use crate::endian::Endian;
+use crate::read::format::{Element, EventFormat, Field, FieldKind};
 
 /// Why a field could not be set.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -168,9 +168,9 @@ impl<'f> PayloadBuilder<'f> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Event, Value};
-    use crate::format::parse_event_format;
     use crate::ids::{Cpu, Nanos};
+    use crate::read::event::{Event, Value};
+    use crate::read::format::parse_event_format;
 
     const FORMAT: &str = "name: demo\nID: 300\nformat:\n\
         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\

@@ -3,9 +3,9 @@
 //! data, padding, time-extend and absolute-timestamp records. Decoding is bounds-checked:
 //! a damaged page ends early with an error instead of reading past its data.
 
+use crate::endian::Endian;
 use crate::error::ErrorKind;
-use crate::format::Field;
-use crate::input::Endian;
+use crate::read::format::Field;
 
 /// Record types encoded in `type_len`.
 pub mod type_len {
@@ -293,7 +293,7 @@ mod tests {
         let text = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
                     \tfield: local_t commit;\toffset:4294967295;\tsize:8;\tsigned:1;\n\
                     \tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
-        let fields = crate::format::parse_field_list(text, 8).unwrap();
+        let fields = crate::read::format::parse_field_list(text, 8).unwrap();
         assert_eq!(PageLayout::from_header_fields(&fields, Endian::Little), None);
     }
 

@@ -1,11 +1,11 @@
-//! Packs events into kernel ring-buffer pages, the writer's side of [`crate::ringbuf`]: a
+//! Packs events into kernel ring-buffer pages, the writer's side of [`crate::read::ringbuf`]: a
 //! page header (timestamp, commit word with the lost-event flags) followed by records whose
 //! headers hold a `type_len` and a 27-bit time delta, with time-extend or absolute-timestamp
 //! records where a delta does not fit. Also generates the `header_page` and `header_event`
 //! texts a kernel with the chosen layout would show, for files whose caller has none.
 
-use crate::input::Endian;
-use crate::ringbuf::{
+use crate::endian::Endian;
+use crate::read::ringbuf::{
     COMMIT_LENGTH_MASK, MISSED_COUNT_STORED, MISSED_EVENTS, Missed, PageLayout, TIME_DELTA_BITS, TIME_STAMP_KEPT_MSB,
     join_event_header, type_len,
 };
@@ -257,8 +257,8 @@ pub const STANDARD_HEADER_EVENT: &str = "# compressed entry header\n\
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::parse_field_list;
-    use crate::ringbuf::{PageRecords, read_page_header};
+    use crate::read::format::parse_field_list;
+    use crate::read::ringbuf::{PageRecords, read_page_header};
 
     fn builder(endian: Endian, long_size: usize, page_size: u32) -> PageBuilder {
         PageBuilder::new(PageLayout::standard(endian, long_size), page_size).unwrap()

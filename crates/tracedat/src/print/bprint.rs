@@ -5,10 +5,10 @@
 //! unpacks them as libtraceevent 1.7 does and prints the format with them, so the text is
 //! the one `trace-cmd report` shows after `ip: `.
 
-use crate::event::Event;
-use crate::printfmt::{Arg, ChunkKind};
-use crate::report::{Values, chunks_of, write_chunks};
-use crate::trace::Trace;
+use crate::print::event_text::{Values, chunks_of, write_chunks};
+use crate::print::printfmt::{Arg, ChunkKind};
+use crate::read::event::Event;
+use crate::read::trace::Trace;
 
 /// Writes the formatted message of a `bprint` event (without the `function: ` that
 /// trace-cmd puts in front). `false` if the event is not a bprint event, or if
@@ -19,7 +19,7 @@ pub fn bprint_message(trace: &Trace, event: &Event<'_>, out: &mut Vec<u8>) -> bo
     let (Some(fmt_field), Some(ip_field), Some(buf_field)) = (field("fmt"), field("ip"), field("buf")) else {
         return false;
     };
-    let read = |f: &crate::format::Field| {
+    let read = |f: &crate::read::format::Field| {
         let start = f.offset as usize;
         event.data.get(start..start + f.size as usize).and_then(|b| number(event, b)).unwrap_or(0)
     };

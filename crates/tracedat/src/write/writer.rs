@@ -55,11 +55,11 @@
 //! ```
 
 use crate::compress::Codec;
-use crate::format::parse_field_list;
-use crate::input::Endian;
-use crate::pagebuilder::{PageError, STANDARD_HEADER_EVENT, standard_header_page};
-use crate::ringbuf::PageLayout;
-use crate::sink::{CpuSink, SinkSetup, Spill, StoredCpu};
+use crate::endian::Endian;
+use crate::read::format::parse_field_list;
+use crate::read::ringbuf::PageLayout;
+use crate::write::pagebuilder::{PageError, STANDARD_HEADER_EVENT, standard_header_page};
+use crate::write::sink::{CpuSink, SinkSetup, Spill, StoredCpu};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
@@ -336,7 +336,7 @@ impl TraceWriter {
     /// Any other option, stored as given after the ones above. `trace-cmd report` skips
     /// ids it does not know.
     pub fn add_option(&mut self, id: u16, data: Vec<u8>) -> Result<(), WriteError> {
-        if id == crate::options::id::DONE {
+        if id == crate::read::options::id::DONE {
             return Err(WriteError::ReservedOption);
         }
         self.options.extra.push((id, data));
@@ -399,7 +399,7 @@ impl TraceWriter {
                 return Err(WriteError::SinkNotClosed { buffer: buffer.name.clone(), cpu });
             }
         }
-        crate::assemble::write_file(&self, out)
+        crate::write::assemble::write_file(&self, out)
     }
 
     /// Writes the file to `path`.

@@ -2,8 +2,8 @@
 //! Formats the parser cannot read are kept aside with the reason, so their events are
 //! counted as undecodable rather than stopping the whole trace.
 
-use crate::format::{EventFormat, FormatError, parse_event_format};
-use crate::input::Endian;
+use crate::endian::Endian;
+use crate::read::format::{EventFormat, FormatError, parse_event_format};
 
 /// A format file that could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 //! size is computed before the first byte goes out, so the output needs no seeking.
 
 use crate::compress::Codec;
-use crate::input::Endian;
-use crate::options::id;
-use crate::sink::StoredCpu;
-use crate::writer::{BufferState, FileVersion, TraceWriter, WriteError};
+use crate::endian::Endian;
+use crate::read::options::id;
+use crate::write::sink::StoredCpu;
+use crate::write::writer::{BufferState, FileVersion, TraceWriter, WriteError};
 use std::io::{BufWriter, Write};
 
 const MAGIC: &[u8] = b"\x17\x08\x44tracing";

@@ -2,9 +2,9 @@
 //! a hot loop resolves a [`FieldRef`] once per event type and then reads numbers straight
 //! from the record bytes.
 
-use crate::format::{Element, EventFormat, Field, FieldKind};
+use crate::endian::Endian;
 use crate::ids::{Cpu, Nanos, Pid};
-use crate::input::Endian;
+use crate::read::format::{Element, EventFormat, Field, FieldKind};
 
 /// A field resolved for fast repeated reads of numbers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -218,7 +218,7 @@ fn until_nul(bytes: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{EventFormat, parse_event_format};
+    use crate::read::format::{EventFormat, parse_event_format};
 
     const FORMAT: &str = "name: demo\nID: 9\nformat:\n\
         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\

@@ -4,13 +4,14 @@
 //! after the other; version 7 in sections found through chained options sections.
 
 use crate::compress::Codec;
+use crate::endian::Endian;
 use crate::error::{ErrorKind, LResult, Located, Section};
-use crate::format::{FormatError, parse_field_list};
-use crate::formats::{Formats, RejectedFormat};
-use crate::input::{Endian, Reader, Source};
-use crate::options::{self, BufferOption, Options};
-use crate::ringbuf::PageLayout;
-use crate::symbols::{Cmdlines, Kallsyms, PrintkFormats};
+use crate::read::format::{FormatError, parse_field_list};
+use crate::read::formats::{Formats, RejectedFormat};
+use crate::read::input::{Reader, Source};
+use crate::read::options::{self, BufferOption, Options};
+use crate::read::ringbuf::PageLayout;
+use crate::read::symbols::{Cmdlines, Kallsyms, PrintkFormats};
 
 const MAGIC: &[u8] = b"\x17\x08\x44tracing";
 /// Limits on text sizes and counts: larger values can only come from a damaged file and

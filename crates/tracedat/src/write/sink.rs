@@ -5,10 +5,10 @@
 //! file at the end, when every size is known.
 
 use crate::compress::Codec;
-use crate::input::Endian;
-use crate::pagebuilder::{PageBuilder, TimestampMode};
-use crate::ringbuf::PageLayout;
-use crate::writer::{BufferId, WriteError};
+use crate::endian::Endian;
+use crate::read::ringbuf::PageLayout;
+use crate::write::pagebuilder::{PageBuilder, TimestampMode};
+use crate::write::writer::{BufferId, WriteError};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;

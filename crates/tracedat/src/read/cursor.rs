@@ -2,10 +2,10 @@
 //! the running timestamp and the "events lost before this page" notice. Damage skips the
 //! damaged page or block and is recorded; it never stops the other CPUs.
 
-use crate::blocks::{BlockError, BlockFetcher, BlockPlan, Prefetcher};
 use crate::error::{Error, ErrorKind, Section};
-use crate::ringbuf::{Missed, PageLayout, PageRecords, read_page_header};
-use crate::timestamps::TimeCorrection;
+use crate::read::blocks::{BlockError, BlockFetcher, BlockPlan, Prefetcher};
+use crate::read::ringbuf::{Missed, PageLayout, PageRecords, read_page_header};
+use crate::read::timestamps::TimeCorrection;
 
 /// Order of events across CPUs: timestamp, then buffer, then CPU (trace-cmd's tie rule).
 pub(crate) type MergeKey = (u64, u16, u32);

@@ -4,8 +4,9 @@
 //! memory does not grow with the file.
 
 use crate::compress::Codec;
+use crate::endian::Endian;
 use crate::error::Section;
-use crate::input::{Endian, Reader, Source};
+use crate::read::input::{Reader, Source};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;

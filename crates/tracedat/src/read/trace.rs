@@ -2,17 +2,17 @@
 //! CPUs and buffers in timestamp order (ties to the lower buffer, then the lower CPU, as
 //! `trace-cmd report` does), or one CPU at a time.
 
-use crate::blocks::{BlockFetcher, BlockPlan, Prefetcher};
-use crate::cursor::{CpuCursor, CursorSetup, MergeKey};
 use crate::error::{Error, Result};
-use crate::event::Event;
-use crate::formats::Formats;
 use crate::ids::{Cpu, Nanos};
-use crate::input::{SizedFile, Source};
-use crate::metadata::{BufferInfo, Metadata, read_kallsyms, read_metadata};
-use crate::ringbuf::Missed;
-use crate::symbols::Kallsyms;
-use crate::timestamps::TimeCorrection;
+use crate::read::blocks::{BlockFetcher, BlockPlan, Prefetcher};
+use crate::read::cursor::{CpuCursor, CursorSetup, MergeKey};
+use crate::read::event::Event;
+use crate::read::formats::Formats;
+use crate::read::input::{SizedFile, Source};
+use crate::read::metadata::{BufferInfo, Metadata, read_kallsyms, read_metadata};
+use crate::read::ringbuf::Missed;
+use crate::read::symbols::Kallsyms;
+use crate::read::timestamps::TimeCorrection;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
@@ -145,7 +145,7 @@ impl Trace {
     fn selected<'a>(
         &'a self,
         selection: &'a Selection,
-    ) -> impl Iterator<Item = (usize, &'a BufferInfo, &'a crate::metadata::CpuData)> + 'a {
+    ) -> impl Iterator<Item = (usize, &'a BufferInfo, &'a crate::read::metadata::CpuData)> + 'a {
         self.meta
             .buffers
             .iter()

@@ -2,7 +2,7 @@
 //! sync (TIME_SHIFT), TSC to nanoseconds (TSC2NSEC), then the fixed offsets (OFFSET, and
 //! DATE in microseconds), in that order, with trace-cmd's integer arithmetic.
 
-use crate::options::{Options, TimeShift, TimeShiftSample};
+use crate::read::options::{Options, TimeShift, TimeShiftSample};
 
 /// The correction applied to every raw timestamp of one buffer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -117,7 +117,7 @@ pub(crate) fn c_strtoll(text: &str) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::Tsc2Nsec;
+    use crate::read::options::Tsc2Nsec;
 
     #[test]
     fn strtoll_like_c() {

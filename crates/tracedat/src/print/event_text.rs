@@ -11,11 +11,11 @@
 //!
 //! [`ReportPrinter`] keeps what it learns per event format; it only writes into buffers.
 
-use crate::cprintf::{Spec, c_string, write_pointer};
-use crate::event::Event;
-use crate::format::{EventFormat, Field};
-use crate::printfmt::{Arg, Chunk, ChunkKind, PrintFormat, apply_cast, parse_chunks};
-use crate::trace::{Lost, Trace};
+use crate::print::cprintf::{Spec, c_string, write_pointer};
+use crate::print::printfmt::{Arg, Chunk, ChunkKind, PrintFormat, apply_cast, parse_chunks};
+use crate::read::event::Event;
+use crate::read::format::{EventFormat, Field};
+use crate::read::trace::{Lost, Trace};
 use std::io::Write;
 
 /// Writes events and losses as `trace-cmd report -R -t` does.
