@@ -183,6 +183,12 @@ impl PerfData {
         self.damage.errors(&self.input)
     }
 
+    /// The events of some CPUs (`None`: all), merged in time order.
+    pub fn events_of(&self, cpus: Option<&[u32]>) -> Events<'_> {
+        let chosen = self.stores.iter().filter(|s| cpus.is_none_or(|cpus| cpus.contains(&s.cpu)));
+        Events::new(chosen, &self.formats, self.endian)
+    }
+
     fn store(&self, cpu: u32) -> Option<&CpuStore> {
         self.stores.binary_search_by_key(&cpu, |s| s.cpu).ok().map(|i| &self.stores[i])
     }

@@ -8,15 +8,16 @@ use crate::markers;
 use crate::pyramid::Pyramid;
 use analysis::TaskFilter;
 use figures::graph::{RowSpec, row_order};
+use inputs::Input;
 use model::{Marker, Model, Nanos, Topology};
 use std::sync::OnceLock;
-use tracedat::Trace;
 
 /// One trace to show, as the command line prepared it.
 pub struct ViewTrace {
     /// Shown as its title (the file name).
     pub name: String,
-    pub trace: Trace,
+    /// The recording (trace.dat or perf.data), for its markers.
+    pub trace: Input,
     pub model: Model,
     /// For socket order and socket bands, when known.
     pub topology: Option<Topology>,
