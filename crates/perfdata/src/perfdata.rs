@@ -58,7 +58,8 @@ pub struct Loss {
     pub time: Option<u64>,
     pub cpu: Option<u32>,
     pub count: u64,
-    /// `LOST_SAMPLES` rather than `LOST`.
+    /// `LOST_SAMPLES` rather than `LOST` (those stamped 0 are perf's end-of-recording
+    /// count per event and CPU of the losses `LOST` records placed: not placed again).
     pub samples: bool,
 }
 
@@ -643,12 +644,13 @@ impl<'a> Reading<'a> {
             return;
         };
         let trailer = self.trailer(record);
-        self.losses.push(Loss {
-            time: trailer.time,
-            cpu: trailer.cpu,
-            count,
-            samples: record.kind == kind::LOST_SAMPLES,
-        });
+        let samples = record.kind == kind::LOST_SAMPLES;
+        self.losses.push(Loss { time: trailer.time, cpu: trailer.cpu, count, samples });
+        // perf writes a LOST_SAMPLES record per event and CPU at the end of a recording,
+        // stamped 0: the kernel's count of the losses its LOST records already placed.
+        if samples && trailer.time.unwrap_or(0) == 0 {
+            return;
+        }
         match trailer.cpu {
             Some(cpu) => {
                 if let Some(store) = self.store(cpu) {

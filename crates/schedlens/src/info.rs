@@ -333,7 +333,7 @@ fn print_perf_summary(out: &mut dyn Write, perf: &PerfData, summaries: &[CpuSumm
     let sum = |list: &[&perfdata::Loss]| list.iter().map(|l| l.count).fold(0u64, u64::saturating_add);
     writeln!(
         out,
-        "lost events:  {} in {} PERF_RECORD_LOST, {} in {} PERF_RECORD_LOST_SAMPLES",
+        "lost events:  {} in {} PERF_RECORD_LOST; {} in {} PERF_RECORD_LOST_SAMPLES (perf's count per event)",
         sum(&lost),
         lost.len(),
         sum(&lost_samples),
