@@ -233,8 +233,11 @@ fn damaged_perf_copies(path: &Path, dir: &Path) -> Vec<PathBuf> {
     let mut record = data;
     while record + 8 < data_end && (record < data + (data_end - data) / 4 || bytes[record] != 9) {
         let size = u16::from_le_bytes([bytes[record + 6], bytes[record + 7]]) as usize;
-        record += size.max(8);
+        // Pipe mode's tracing data follows its record, padded to 8 bytes.
+        let following = if bytes[record] == 66 { (word(record + 8) & 0xffff_ffff).next_multiple_of(8) } else { 0 };
+        record += size.max(8) + following;
     }
+    let record = record.min(len - 8);
     let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
     let mut copies = Vec::new();
     let mut write = |name: String, data: &[u8]| {
