@@ -3,7 +3,7 @@
 //! progress bar and the warnings users need to see.
 
 use crate::progress::Progress;
-use crate::{Outcome, usage};
+use crate::{Outcome, report_damage, usage};
 use analysis::{TaskFilter, Window, WindowError, WindowRequest};
 use anyhow::{Context, Result, bail};
 use inputs::Input;
@@ -97,7 +97,14 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
         Input::TraceDat(source) => Model::build(source, detail, &mut |done| progress.set(done)),
         Input::PerfData(source) => Model::build(source, detail, &mut |done| progress.set(done)),
     };
-    let (model, report) = built?;
+    let (model, report) = match built {
+        Ok(built) => built,
+        Err(error) => {
+            // A perf.data's damage was found when it was read: say where before why.
+            report_damage(&tracedat::EventSource::damage(&trace));
+            return Err(error.into());
+        }
+    };
     drop(progress);
     let name = path.display();
     if report.unknown_events > 0 {
