@@ -30,13 +30,13 @@ impl Comms {
         Comms { initial, changes }
     }
 
-    /// The comm of `tid` at `time` (`:TID` as perf shows an unknown one).
-    fn at(&self, tid: i32, time: u64) -> String {
+    /// The comm of `tid` at `time`, if perf knew it.
+    fn at(&self, tid: i32, time: u64) -> Option<&str> {
         let changed = self.changes.get(&tid).and_then(|list| {
             let later = list.partition_point(|&(t, _)| t <= time);
-            later.checked_sub(1).map(|i| list[i].1.clone())
+            later.checked_sub(1).map(|i| list[i].1.as_str())
         });
-        changed.or_else(|| self.initial.get(&tid).cloned()).unwrap_or_else(|| format!(":{tid}"))
+        changed.or_else(|| self.initial.get(&tid).map(String::as_str))
     }
 }
 
@@ -44,13 +44,20 @@ impl Comms {
 pub struct PerfPrinter {
     json: bool,
     comms: Comms,
+    keys: Keys,
     pub out: Vec<u8>,
     numbers: itoa::Buffer,
 }
 
 impl PerfPrinter {
     pub fn new(perf: &PerfData, json: bool) -> PerfPrinter {
-        PerfPrinter { json, comms: Comms::of(perf), out: Vec::with_capacity(1 << 17), numbers: itoa::Buffer::new() }
+        PerfPrinter {
+            json,
+            comms: Comms::of(perf),
+            keys: Keys::default(),
+            out: Vec::with_capacity(1 << 17),
+            numbers: itoa::Buffer::new(),
+        }
     }
 
     /// A loss notice: `{"cpu":1,"lost":1204}`, or a line as trace-cmd writes one.
@@ -73,55 +80,116 @@ impl PerfPrinter {
     }
 
     fn json_event(&mut self, event: &Event<'_>) {
-        let out = &mut self.out;
-        out.extend_from_slice(format!("{{\"cpu\":{},\"ts\":{},", event.cpu.0, event.ts.0).as_bytes());
+        let (out, numbers) = (&mut self.out, &mut self.numbers);
+        out.extend_from_slice(b"{\"cpu\":");
+        out.extend_from_slice(numbers.format(event.cpu.0).as_bytes());
+        out.extend_from_slice(b",\"ts\":");
+        out.extend_from_slice(numbers.format(event.ts.0).as_bytes());
         let Some(format) = event.format else {
-            out.extend_from_slice(
-                format!("\"event\":null,\"id\":{},\"pid\":{},\"fields\":{{}}}}\n", event.id, event.pid().0).as_bytes(),
-            );
+            out.extend_from_slice(b",\"event\":null,\"id\":");
+            out.extend_from_slice(numbers.format(event.id).as_bytes());
+            out.extend_from_slice(b",\"pid\":");
+            out.extend_from_slice(numbers.format(event.pid().0).as_bytes());
+            out.extend_from_slice(b",\"fields\":{}}\n");
             return;
         };
-        out.extend_from_slice(b"\"event\":");
-        json_str(out, &format.name);
-        out.extend_from_slice(format!(",\"pid\":{},\"fields\":{{", event.pid().0).as_bytes());
-        for (index, (field, value)) in event.fields().enumerate() {
+        let keys = self.keys.of(format);
+        out.extend_from_slice(&keys.event);
+        out.extend_from_slice(b",\"pid\":");
+        out.extend_from_slice(numbers.format(event.pid().0).as_bytes());
+        out.extend_from_slice(b",\"fields\":{");
+        for (index, (_, value)) in event.fields().enumerate() {
             if index > 0 {
                 out.push(b',');
             }
-            json_str(out, &field.name);
-            out.push(b':');
-            json_value(out, &mut self.numbers, value);
+            out.extend_from_slice(&keys.fields[index]);
+            json_value(out, numbers, value);
         }
         out.extend_from_slice(b"}}\n");
     }
 
+    /// `  COMM   PID [CPU] SECS.MICROS: SYSTEM:EVENT: field=value ...`, written piece by
+    /// piece (no allocation per event).
     fn text_event(&mut self, event: &Event<'_>) {
+        let (out, numbers) = (&mut self.out, &mut self.numbers);
         let pid = event.pid().0;
-        let comm = self.comms.at(pid, event.ts.0);
-        let (secs, micros) = (event.ts.0 / 1_000_000_000, event.ts.0 % 1_000_000_000 / 1000);
-        let name =
-            event.format.map_or_else(|| format!("(unknown id {})", event.id), |f| format!("{}:{}", f.system, f.name));
-        let line = format!("{comm:>16} {pid:>5} [{:03}] {secs:>5}.{micros:06}: {name}:", event.cpu.0);
-        self.out.extend_from_slice(line.as_bytes());
-        for (field, value) in event.fields() {
-            self.out.push(b' ');
-            self.out.extend_from_slice(field.name.as_bytes());
-            self.out.push(b'=');
-            text_value(&mut self.out, value);
+        match self.comms.at(pid, event.ts.0) {
+            Some(comm) => padded(out, comm.as_bytes(), 16),
+            None => padded(out, format!(":{pid}").as_bytes(), 16),
         }
-        self.out.push(b'\n');
+        out.push(b' ');
+        padded(out, numbers.format(pid).as_bytes(), 5);
+        out.extend_from_slice(b" [");
+        zero_padded(out, numbers.format(event.cpu.0).as_bytes(), 3);
+        out.extend_from_slice(b"] ");
+        padded(out, numbers.format(event.ts.0 / 1_000_000_000).as_bytes(), 5);
+        out.push(b'.');
+        zero_padded(out, numbers.format(event.ts.0 % 1_000_000_000 / 1000).as_bytes(), 6);
+        out.extend_from_slice(b": ");
+        match event.format {
+            Some(format) => {
+                out.extend_from_slice(format.system.as_bytes());
+                out.push(b':');
+                out.extend_from_slice(format.name.as_bytes());
+            }
+            None => out.extend_from_slice(format!("(unknown id {})", event.id).as_bytes()),
+        }
+        out.push(b':');
+        for (field, value) in event.fields() {
+            out.push(b' ');
+            out.extend_from_slice(field.name.as_bytes());
+            out.push(b'=');
+            match value {
+                None => out.push(b'?'),
+                Some(Value::Str(text)) => out.extend_from_slice(text),
+                Some(Value::Unsigned(v)) => out.extend_from_slice(numbers.format(v).as_bytes()),
+                Some(Value::Signed(v)) => out.extend_from_slice(numbers.format(v).as_bytes()),
+                other => json_value(out, numbers, other),
+            }
+        }
+        out.push(b'\n');
     }
 }
 
-/// A raw value as text: numbers in decimal, text as is, arrays as `[a,b]`.
-fn text_value(out: &mut Vec<u8>, value: Option<Value<'_>>) {
-    match value {
-        None => out.extend_from_slice(b"?"),
-        Some(Value::Str(text)) => out.extend_from_slice(text),
-        Some(other) => {
-            let mut json = Vec::new();
-            json_value(&mut json, &mut itoa::Buffer::new(), Some(other));
-            out.extend_from_slice(&json);
-        }
+/// `text` right-aligned in `width` columns.
+fn padded(out: &mut Vec<u8>, text: &[u8], width: usize) {
+    out.resize(out.len() + width.saturating_sub(text.len()), b' ');
+    out.extend_from_slice(text);
+}
+
+/// Digits with leading zeros to `width`.
+fn zero_padded(out: &mut Vec<u8>, digits: &[u8], width: usize) {
+    out.resize(out.len() + width.saturating_sub(digits.len()), b'0');
+    out.extend_from_slice(digits);
+}
+
+/// Each format's `"event":"NAME"` and fields' `"NAME":`, escaped once.
+#[derive(Default)]
+struct Keys {
+    by_id: HashMap<u32, FormatKeys>,
+}
+
+struct FormatKeys {
+    event: Vec<u8>,
+    fields: Vec<Vec<u8>>,
+}
+
+impl Keys {
+    fn of(&mut self, format: &tracedat::format::EventFormat) -> &FormatKeys {
+        self.by_id.entry(format.id).or_insert_with(|| {
+            let mut event = b",\"event\":".to_vec();
+            json_str(&mut event, &format.name);
+            let fields = format
+                .fields
+                .iter()
+                .map(|f| {
+                    let mut key = Vec::new();
+                    json_str(&mut key, &f.name);
+                    key.push(b':');
+                    key
+                })
+                .collect();
+            FormatKeys { event, fields }
+        })
     }
 }

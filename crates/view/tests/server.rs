@@ -42,7 +42,7 @@ fn view_traces(names: &[&str]) -> Vec<ViewTrace> {
         .map(|name| {
             let (trace, model) = fixture(name);
             let origin = model.start();
-            ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
+            ViewTrace { name: name.to_string(), trace: inputs::Input::TraceDat(trace), model, topology: None, origin }
         })
         .collect()
 }
