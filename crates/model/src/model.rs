@@ -9,7 +9,7 @@ use crate::staging;
 use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
 use crate::tracker::{Tracker, TrackerOptions};
-use tracedat::{Cpu, Nanos, Trace};
+use tracedat::{Cpu, EventSource, Nanos};
 
 /// Why a model could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -151,38 +151,39 @@ impl std::fmt::Display for Lost {
 }
 
 impl Model {
-    /// Builds the model from a trace's top buffer (or its first buffer when it has no
-    /// top buffer), with the tables `detail` asks for. `progress` is called now and then
-    /// with the bytes read so far.
-    pub fn build(
-        trace: &Trace,
+    /// Builds the model from a source of scheduler events (a trace.dat's top buffer, or
+    /// its first buffer when it has no top buffer; a perf.data's samples), with the
+    /// tables `detail` asks for. `progress` is called now and then with the bytes read
+    /// so far.
+    pub fn build<S: EventSource>(
+        source: &S,
         detail: Detail,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(Model, BuildReport), ModelError> {
-        let decoder = SchedDecoder::new(trace.formats());
-        let input = trace.input().to_string();
+        let decoder = SchedDecoder::new(source.formats());
+        let input = source.input().to_string();
         if !decoder.has_switch() {
             return Err(ModelError::NoSwitchEvents { input });
         }
-        let buffer = trace.buffers().iter().find(|b| b.name.is_empty()).or(trace.buffers().first());
-        let buffer = buffer.map(|b| b.name.clone()).ok_or_else(|| ModelError::NoEvents { input: input.clone() })?;
         let options = TrackerOptions {
             waking_enqueues: !decoder.has_wakeup(),
-            initial_names: trace.metadata().cmdlines.iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
+            initial_names: source.cmdlines().iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
             detail,
         };
-        let mut tracker = Tracker::new(trace.cpu_count(), options);
-        let end = staging::track(trace, &buffer, &decoder, &mut tracker, progress);
+        let mut tracker = Tracker::new(source.cpu_count(), options);
+        let end = staging::track(source, &decoder, &mut tracker, progress);
         if end.events == 0 {
             return Err(ModelError::NoEvents { input });
         }
+        let mut damage = source.damage();
+        damage.extend(end.damage);
         let report = BuildReport {
             events: end.events,
             unknown_events: end.unknown_events,
-            damage: end.damage,
+            damage,
             unusable_events: decoder.unusable.clone(),
-            buffer,
-            cpus_beyond_limit: trace.cpu_count().saturating_sub(MAX_CPUS),
+            buffer: source.buffer().to_string(),
+            cpus_beyond_limit: source.cpu_count().saturating_sub(MAX_CPUS),
         };
         Ok((tracker.finish(), report))
     }

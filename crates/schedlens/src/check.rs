@@ -99,7 +99,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 }
 
 /// The tasks' CPU affinity, when the trace recorded it (`schedlens record` does).
-pub(crate) fn recorded_affinity(trace: &tracedat::Trace) -> Option<Affinity> {
+pub(crate) fn recorded_affinity(trace: &inputs::Input) -> Option<Affinity> {
     let context = trace.recorded_context()?;
     let seen = context.affinity.into_iter().map(|a| (Pid(a.pid), a.cpus.into_iter().map(Cpu).collect()));
     Some(Affinity::new(seen)).filter(|a| !a.is_empty())

@@ -116,7 +116,7 @@ fn report_trace(
     let topology = topology.resolve(trace, model.cpus().len(), path)?;
     let markers = markers.read(trace)?;
     let description: Vec<(String, String)> =
-        crate::info::describe_file(trace).into_iter().map(|(l, t)| (l.to_string(), t)).collect();
+        crate::info::describe_input(trace).into_iter().map(|(l, t)| (l.to_string(), t)).collect();
     let command_pid = trace.recorded_context().and_then(|c| c.pid).map(|p| model::Pid(p as i32));
     let origin = if workload_origin { WorkloadWindow::of(&model, command_pid, false).origin } else { model.start() };
     Ok(ReportTrace {

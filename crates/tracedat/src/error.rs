@@ -27,6 +27,9 @@ pub enum Section {
         buffer: String,
         cpu: u32,
     },
+    /// A part of another container of the same records (perf.data's headers, sections
+    /// and records), named by its reader.
+    Named(String),
 }
 
 impl fmt::Display for Section {
@@ -49,6 +52,7 @@ impl fmt::Display for Section {
             Section::TraceClock => f.write_str("trace clock"),
             Section::CpuData { buffer, cpu } if buffer.is_empty() => write!(f, "CPU {cpu} data"),
             Section::CpuData { buffer, cpu } => write!(f, "CPU {cpu} data of buffer \"{buffer}\""),
+            Section::Named(name) => f.write_str(name),
         }
     }
 }

@@ -36,7 +36,7 @@ pub enum ViewError {
 /// read in the background (a second pass over the file) once the first view is served.
 pub struct ViewTrace {
     pub shown: ShownTrace,
-    pub file: tracedat::Trace,
+    pub file: inputs::Input,
 }
 
 /// The port tried first when none is given (then the next few, then any free one).

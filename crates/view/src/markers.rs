@@ -4,13 +4,13 @@
 //! [`LIMIT`] of them kept, the rest counted.
 
 use model::Marker;
-use tracedat::Trace;
+use tracedat::EventSource;
 
 /// Markers kept at most.
 const LIMIT: usize = 100_000;
 
 /// The trace's first [`LIMIT`] markers in time order, and how many there were in all.
-pub fn read(trace: &Trace) -> (Vec<Marker>, usize) {
+pub fn read<S: EventSource>(trace: &S) -> (Vec<Marker>, usize) {
     let mut total = 0;
     let markers = model::read_markers(trace, |_| {
         total += 1;

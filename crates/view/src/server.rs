@@ -42,7 +42,7 @@ use tiles::lookup::Run;
 use tiles::markers::markers_in;
 use tiles::tile::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use tiles::{Initial, Shown};
-use tracedat::Trace;
+use inputs::Input;
 
 /// Bytes of computed tiles kept.
 const CACHE_BYTES: usize = 256 << 20;
@@ -55,7 +55,7 @@ const MAX_TIME: i64 = 1 << 53;
 pub struct App {
     pub traces: Vec<Shown>,
     /// The traces' files, for their markers.
-    files: Vec<Trace>,
+    files: Vec<Input>,
     pub initial: Initial,
     cache: Cache,
     activity: Activity,
@@ -67,7 +67,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(traces: Vec<Shown>, files: Vec<Trace>, initial: Initial) -> App {
+    pub fn new(traces: Vec<Shown>, files: Vec<Input>, initial: Initial) -> App {
         App {
             traces,
             files,

@@ -3,6 +3,7 @@
 //! from the record bytes.
 
 use crate::endian::Endian;
+use crate::read::formats::Formats;
 use crate::ids::{Cpu, Nanos, Pid};
 use crate::read::format::{Element, EventFormat, Field, FieldKind};
 
@@ -107,6 +108,15 @@ pub struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
+    /// The event of a record kept outside trace.dat's pages (a perf.data sample's raw
+    /// payload), decoded with `formats`: its id and pid from the common fields.
+    #[inline]
+    pub fn of_record(formats: &'a Formats, endian: Endian, cpu: Cpu, ts: Nanos, data: &'a [u8]) -> Event<'a> {
+        let id = formats.common.event_id(data, endian).unwrap_or(u32::MAX);
+        let pid = formats.common.pid(data, endian).unwrap_or(-1);
+        Event { buffer: 0, cpu, ts, id, format: formats.by_id(id), data, endian, pid, following: &[] }
+    }
+
     /// The event's name, or "" when it has no format.
     pub fn name(&self) -> &'a str {
         self.format.map_or("", |f| f.name.as_str())

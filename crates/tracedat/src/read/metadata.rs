@@ -570,3 +570,87 @@ fn v7_buffer(source: &dyn Source, header: &FileHeader, buffer: &BufferOption) ->
     }
     Ok(BufferInfo { name: buffer.name.clone(), clock: buffer.clock.clone(), page_size, cpus })
 }
+
+// ---------------------------------------------------------------------------------------
+// The same block inside another container: perf.data's tracing data.
+
+/// trace.dat's initial block as perf keeps it in perf.data's `HEADER_TRACING_DATA`
+/// feature (version "0.6" or "0.5"): the magic, the recording's byte order, long and page
+/// size, header_page, header_event, ftrace and event format files, kallsyms, printk
+/// formats and, from version 0.6, the saved cmdlines. Read whole (perf keeps kallsyms
+/// here, so symbol lookups need no second reading).
+#[derive(Debug)]
+pub struct TracingData {
+    pub version: String,
+    pub endian: Endian,
+    /// The recording user space's long size.
+    pub user_long_size: u8,
+    pub page_size: u32,
+    pub header_page: String,
+    pub header_event: String,
+    /// The kernel's long size, from the commit field of header_page.
+    pub kernel_long_size: u8,
+    pub formats: Formats,
+    pub kallsyms: Kallsyms,
+    pub printk: PrintkFormats,
+    pub cmdlines: Cmdlines,
+    /// Problems that did not stop reading (a format that could not be parsed).
+    pub notes: Vec<String>,
+}
+
+impl TracingData {
+    /// Reads the block from `bytes`, which start at byte `base` of the file `input` (for
+    /// error messages).
+    pub fn parse(input: &str, bytes: &[u8], base: u64) -> crate::Result<TracingData> {
+        read_tracing_data(bytes, base).map_err(|e| e.named(input))
+    }
+}
+
+fn read_tracing_data(bytes: &[u8], base: u64) -> LResult<TracingData> {
+    let mut r = Reader::over_memory(bytes, base, Endian::Little, Section::FileHeader);
+    let magic = r.bytes(MAGIC.len() as u64).map_err(|e| Located { kind: ErrorKind::BadMagic, ..e })?;
+    if magic != MAGIC {
+        return Err(Located::new(Section::FileHeader, base, ErrorKind::BadMagic));
+    }
+    let version = r.cstr(16)?;
+    r.endian = match r.u8()? {
+        0 => Endian::Little,
+        1 => Endian::Big,
+        other => return Err(r.error(ErrorKind::BadEndian(other))),
+    };
+    let user_long_size = r.u8()?;
+    if !matches!(user_long_size, 4 | 8) {
+        return Err(r.error(ErrorKind::BadLongSize(user_long_size)));
+    }
+    let page_size = r.u32()?;
+    check_page_size(&r, page_size as u64)?;
+    let mut parts = Parts::default();
+    parts.read_header_info(&mut r)?;
+    parts.read_ftrace_formats(&mut r)?;
+    parts.read_event_formats(&mut r)?;
+    r.section = Section::Kallsyms;
+    let size = r.u32()?;
+    let kallsyms = Kallsyms::new(lossy(r.bytes(size.into())?));
+    parts.read_printk(&mut r)?;
+    if !r.is_at_end() {
+        parts.read_cmdlines(&mut r)?;
+    }
+    let Some(((_, kernel_long_size), header_page)) = parts.layout.zip(parts.header_page) else {
+        return Err(Located::malformed(Section::HeaderPage, base, "the tracing data has no header_page"));
+    };
+    let formats = Formats::parse(parts.format_files.iter().map(|(s, t)| (s.as_str(), t.as_str())), kernel_long_size);
+    Ok(TracingData {
+        version,
+        endian: r.endian,
+        user_long_size,
+        page_size,
+        header_page,
+        header_event: parts.header_event,
+        kernel_long_size,
+        notes: formats.rejected.iter().map(describe_rejected).collect(),
+        formats,
+        kallsyms,
+        printk: PrintkFormats::new(parts.printk),
+        cmdlines: Cmdlines::parse(&parts.cmdlines),
+    })
+}

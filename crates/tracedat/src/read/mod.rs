@@ -11,6 +11,7 @@ pub mod format;
 pub(crate) mod formats;
 pub(crate) mod input;
 pub(crate) mod metadata;
+pub(crate) mod source;
 pub mod options;
 pub mod ringbuf;
 pub(crate) mod symbols;
