@@ -311,7 +311,7 @@ fn bound_waits_text(bound: &BoundWaits) -> String {
     let Some(longest) = &bound.longest else { return String::new() };
     let held = longest.held_by.as_ref().map_or_else(String::new, |(pid, comm)| format!(" behind {comm}:{pid}"));
     format!(
-        " Kernel threads bound to one CPU waited on it while other CPUs idled {} times, {:.1} ms in all (not \
+        " Kernel threads bound to one CPU waited on it while other CPUs idled {} times, {:.1} ms of waiting in all (not \
          waste: no other CPU could run them); the longest, {}:{}, {:.1} ms on CPU {}{held}.",
         bound.waits,
         bound.waited_ns as f64 / 1e6,

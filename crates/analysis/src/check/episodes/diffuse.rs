@@ -97,8 +97,8 @@ pub(super) fn densest_stretches(
             .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let Some((lost, first)) = best else { break };
         let (start, end) = (at(first), at(first + width).min(extent.end));
-        let denser =
-            u128::from(lost) * u128::from(extent.span()) >= u128::from(extent.lost) * u128::from(end.0 - start.0);
+        let denser = u128::from(lost) * u128::from(extent.span())
+            >= u128::from(extent.lost) * u128::from(end.saturating_sub(start).0);
         if lost < min_lost || !denser {
             break;
         }
