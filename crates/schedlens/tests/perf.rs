@@ -422,20 +422,15 @@ fn tracing_data(trace: &Trace) -> Vec<u8> {
         out.extend(text.as_bytes());
     }
     out.extend(0u32.to_le_bytes());
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../synth/formats");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "format"))
-        .collect();
+    // The formats in the order of their file names, as a directory listing would give them.
+    let mut files: Vec<(&str, &str)> = model::kernel_formats::SCHED_FORMATS.to_vec();
     files.sort();
     out.extend(1u32.to_le_bytes());
     out.extend(b"sched\0");
     out.extend((files.len() as u32).to_le_bytes());
-    for file in files {
-        let text = std::fs::read(file).unwrap();
+    for (_, text) in files {
         out.extend((text.len() as u64).to_le_bytes());
-        out.extend(text);
+        out.extend(text.as_bytes());
     }
     out.extend(0u32.to_le_bytes());
     out.extend(0u32.to_le_bytes());
