@@ -98,17 +98,7 @@ fn read_file_header(r: &mut Reader<'_>) -> LResult<FileHeader> {
         "7" => 7,
         _ => return Err(r.error(ErrorKind::UnsupportedVersion(version_text))),
     };
-    r.endian = match r.u8()? {
-        0 => Endian::Little,
-        1 => Endian::Big,
-        other => return Err(r.error(ErrorKind::BadEndian(other))),
-    };
-    let user_long_size = r.u8()?;
-    if !matches!(user_long_size, 4 | 8) {
-        return Err(r.error(ErrorKind::BadLongSize(user_long_size)));
-    }
-    let page_size = r.u32()?;
-    check_page_size(r, page_size as u64)?;
+    let (user_long_size, page_size) = read_machine(r)?;
     let mut header = FileHeader {
         version,
         endian: r.endian,
@@ -126,6 +116,23 @@ fn read_file_header(r: &mut Reader<'_>) -> LResult<FileHeader> {
         header.first_options_offset = r.u64()?;
     }
     Ok(header)
+}
+
+/// The recording machine's byte order (set on `r`), user space long size and page size,
+/// as trace.dat's file header and perf's copy of it both give them after the version.
+fn read_machine(r: &mut Reader<'_>) -> LResult<(u8, u32)> {
+    r.endian = match r.u8()? {
+        0 => Endian::Little,
+        1 => Endian::Big,
+        other => return Err(r.error(ErrorKind::BadEndian(other))),
+    };
+    let user_long_size = r.u8()?;
+    if !matches!(user_long_size, 4 | 8) {
+        return Err(r.error(ErrorKind::BadLongSize(user_long_size)));
+    }
+    let page_size = r.u32()?;
+    check_page_size(r, page_size as u64)?;
+    Ok((user_long_size, page_size))
 }
 
 fn check_page_size(r: &Reader<'_>, page_size: u64) -> LResult<()> {
@@ -613,17 +620,7 @@ fn read_tracing_data(bytes: &[u8], base: u64) -> LResult<TracingData> {
         return Err(Located::new(Section::FileHeader, base, ErrorKind::BadMagic));
     }
     let version = r.cstr(16)?;
-    r.endian = match r.u8()? {
-        0 => Endian::Little,
-        1 => Endian::Big,
-        other => return Err(r.error(ErrorKind::BadEndian(other))),
-    };
-    let user_long_size = r.u8()?;
-    if !matches!(user_long_size, 4 | 8) {
-        return Err(r.error(ErrorKind::BadLongSize(user_long_size)));
-    }
-    let page_size = r.u32()?;
-    check_page_size(&r, page_size as u64)?;
+    let (user_long_size, page_size) = read_machine(&mut r)?;
     let mut parts = Parts::default();
     parts.read_header_info(&mut r)?;
     parts.read_ftrace_formats(&mut r)?;
