@@ -97,9 +97,9 @@ for trace in "${traces[@]}"; do
     dir=$out/$name
     rm -rf "$dir"
     mkdir -p "$dir"
+    t=$(realpath "$trace")
     (
         cd "$dir"
-        t=$(realpath "$OLDPWD/$trace")
         run graph graph "$t" -o graph.png
         run graph-svg graph "$t" -o graph.svg --color-by-command
         run rw running-waiting "$t" --per-cpu -o rw.png
