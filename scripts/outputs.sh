@@ -29,6 +29,9 @@ if ((${#traces[@]} == 0)); then
 fi
 mkdir -p "$out"
 out=$(realpath "$out")
+for i in "${!traces[@]}"; do
+    traces[i]=$(realpath "${traces[i]}")
+done
 
 # run NAME ARGS...: BIN ARGS with stdout in NAME.out, stderr in NAME.err, exit code in
 # NAME.code.
@@ -97,7 +100,7 @@ for trace in "${traces[@]}"; do
     dir=$out/$name
     rm -rf "$dir"
     mkdir -p "$dir"
-    t=$(realpath "$trace")
+    t=$trace
     (
         cd "$dir"
         run graph graph "$t" -o graph.png
@@ -128,8 +131,8 @@ done
 if ((${#traces[@]} >= 2)) && ! $quick; then
     (
         cd "$out"
-        run compare compare "$(realpath "$OLDPWD/${traces[0]}")" "$(realpath "$OLDPWD/${traces[1]}")" -o compare.png
-        run compare-json compare --format json "$(realpath "$OLDPWD/${traces[0]}")" "$(realpath "$OLDPWD/${traces[1]}")"
-        run report-two report "$(realpath "$OLDPWD/${traces[0]}")" "$(realpath "$OLDPWD/${traces[1]}")" -o report-two.html
+        run compare compare "${traces[0]}" "${traces[1]}" -o compare.png
+        run compare-json compare --format json "${traces[0]}" "${traces[1]}"
+        run report-two report "${traces[0]}" "${traces[1]}" -o report-two.html
     )
 fi
