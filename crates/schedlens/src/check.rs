@@ -11,7 +11,7 @@ use analysis::check::{Affinity, Cause, CheckRequest, Findings, Incident, Kind, M
 use anyhow::{Context, Result};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
-use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use figures::running_waiting_plot::{RunningWaitingRequest, known_and_unknown, running_waiting_plot};
 use figures::timeline::Coloring;
 use model::{Cpu, Detail, Marker, Model, Nanos, Pid};
 use serde_json::json;
@@ -123,6 +123,7 @@ fn to_json(
         "summary": {
             "idle_while_waiting_ns": findings.idle_while_waiting.0,
             "idle_while_waiting_share": share(findings),
+            "idle_while_waiting_unknown_ns": findings.idle_while_waiting_unknown.0,
             "lost_cpu_ns": findings.episodes().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
             "episodes_cover_ns": findings.covered(episodes).0,
             "episodes_cover_share": cover_share(findings, episodes),
@@ -216,12 +217,15 @@ fn write_text(
         seconds(window.start, origin),
         seconds(window.end, origin)
     )?;
-    writeln!(
-        out,
-        "A task waited while a core idled for {:.6} s ({:.2}% of the window).",
+    let (known, unknown) = known_and_unknown(findings.idle_while_waiting_unknown, findings.window);
+    let headline = format!(
+        "A task waited while a core idled for {:.6} s{known} ({:.2}% of the window){unknown}.",
         findings.idle_while_waiting.0 as f64 / 1e9,
         100.0 * share(findings)
-    )?;
+    );
+    for line in wrap(&headline, 80) {
+        writeln!(out, "{line}")?;
+    }
     for line in wrap(&summary(args, findings, affinity), 80) {
         writeln!(out, "{line}")?;
     }
