@@ -81,7 +81,8 @@ pub fn graph(model: &Model, request: &GraphRequest<'_>) -> Scene {
     let drawn = markers::draw(&mut scene, plot, plot.bottom(), &axis, origin, window, request.markers);
     let mut y = axis.draw(&layout.plot, &mut scene);
     mark_end_of_data(request, &axis, &layout, &mut scene);
-    let notes: Vec<String> = [Some(key(model, request)), drawn.note()].into_iter().flatten().collect();
+    let mut notes = key(model, request);
+    notes.extend(drawn.note());
     y = style::notes(&mut scene, layout.plot.x, y, &notes);
     if *request.coloring == Coloring::ByCommand {
         y = command_legend(model, request, &layout, &mut scene, y);
@@ -205,8 +206,9 @@ fn mark_end_of_data(request: &GraphRequest<'_>, axis: &TimeAxis, layout: &Layout
     scene.push(Text::new(Point::new(x + 3.0, layout.plot.y + SMALL), "end", SMALL).color(INK));
 }
 
-/// The line that says what the colors mean.
-fn key(model: &Model, request: &GraphRequest<'_>) -> String {
+/// The lines that say what the colors mean (grey on a line of its own: with it the key
+/// is wider than a narrow figure).
+fn key(model: &Model, request: &GraphRequest<'_>) -> Vec<String> {
     let colors = match request.coloring {
         Coloring::ByPid => "each pid its color".to_string(),
         Coloring::Target(prefix) => {
@@ -215,18 +217,30 @@ fn key(model: &Model, request: &GraphRequest<'_>) -> String {
         Coloring::ByCommand => "each command its color".to_string(),
     };
     let forked = if request.filter.forked_only { "; only tasks created during the trace" } else { "" };
-    let unknown =
-        if any_unknown_time(model, request) { "; grey: unknown (lost events, unrecorded switches)" } else { "" };
-    format!("white: idle; {colors}{forked}{unknown}")
+    let mut lines = vec![format!("white: idle; {colors}{forked}")];
+    if any_unknown_time(model, request) {
+        lines.push(
+            "grey: unknown (lost events, unrecorded switches, before a CPU's first event or after its last)".into(),
+        );
+    }
+    lines
 }
 
+/// Whether some row shows unknown time: uncertain stretches, or a CPU whose runs do not
+/// reach the start or the end of the window (within the trace).
 fn any_unknown_time(model: &Model, request: &GraphRequest<'_>) -> bool {
     let window = request.window;
-    request
-        .rows
-        .iter()
-        .filter_map(|r| model.cpus().get(r.cpu.index()))
-        .any(|cpu| cpu.uncertain().iter().any(|&(start, end)| start < window.end && end > window.start))
+    let (from, until) = (window.start.max(model.start()), window.end.min(model.end()));
+    let unknown = |cpu: &model::CpuTimeline| {
+        let segments = cpu.segments();
+        let overlapping = segments.overlapping(window.start, window.end);
+        let uncovered = match (overlapping.start < overlapping.end).then(|| overlapping.clone()) {
+            Some(range) => segments.get(range.start).start > from || segments.get(range.end - 1).end < until,
+            None => from < until,
+        };
+        uncovered || cpu.uncertain().iter().any(|&(start, end)| start < window.end && end > window.start)
+    };
+    request.rows.iter().filter_map(|r| model.cpus().get(r.cpu.index())).any(unknown)
 }
 
 /// The paper's Figure 9 legend: per command, colored as in the plot, in decreasing run time.

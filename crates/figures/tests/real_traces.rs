@@ -67,3 +67,41 @@ fn two_threads_pinned_to_one_cpu_wait_while_the_other_idles() {
     assert_eq!(found, columns(&model, window, 7, &filter).idle_while_waiting, "the plot's sweep sums the same");
     assert!(found.total.0 > window.len().0 * 8 / 10, "waiting while idle {} of {}", found.total, window.len());
 }
+
+/// `hackbench64-lost.dat` (testdata/traces/manycore): the kernel overwrote CPU 58's oldest
+/// events (a loss notice before its first event, 20 s into the trace) and some of seven
+/// other CPUs' (their statistics say so, without a notice there). What they did before
+/// their first event is unknown: the timeline draws it grey, not white (idle), and the
+/// running/waiting sweep counts it neither as idle nor as waste.
+#[test]
+fn cpus_whose_oldest_events_were_overwritten_are_grey_before_their_first_event() {
+    use figures::palette::Rgb;
+    use figures::timeline::{Coloring, TimelineRequest, rows};
+    let model = model("manycore/hackbench64-lost.dat");
+    let window = analysis::Window::new(model.start(), model.end());
+    let cpus: Vec<model::Cpu> = [58, 2, 0].map(model::Cpu).to_vec();
+    let request = TimelineRequest {
+        window,
+        columns: 1000,
+        rows: &cpus,
+        filter: &TaskFilter::default(),
+        coloring: &Coloring::ByPid,
+    };
+    let drawn = rows(&model, &request);
+    let column_of = |cpu: usize| {
+        let first = model.cpus()[cpu].first_event().unwrap();
+        (1000 * (first.0 - window.start.0) / window.len().0) as u32
+    };
+    // CPU 58: unknown from the trace's start to its first event (a tenth of the trace).
+    let (head, unknown) = (column_of(58), &drawn[0].spans[0]);
+    assert!(head > 100, "{head}");
+    assert_eq!((unknown.x0, unknown.color), (0, Rgb::UNKNOWN));
+    assert!(unknown.x1 >= head, "{:?}", &drawn[0].spans[..3]);
+    // CPU 2 lost events later on, but its statistics count it as overwritten: unknown too.
+    assert_eq!((drawn[1].spans[0].x0, drawn[1].spans[0].color), (0, Rgb::UNKNOWN));
+    // CPU 0 lost nothing and idled until its first event: white (no span) there.
+    assert!(drawn[2].spans.iter().all(|span| span.color != Rgb::UNKNOWN || span.x0 >= column_of(0)));
+    // Tasks queued on such CPUs before their first event are not counted as waste.
+    let found = idle_while_waiting(&model, window, &TaskFilter::default());
+    assert!(found.unknown > model::Nanos(1_000_000_000), "{found:?}");
+}
