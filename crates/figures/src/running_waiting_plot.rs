@@ -8,6 +8,7 @@
 use crate::axis::{TimeAxis, nice_step, seconds};
 use crate::graph::{PlotSize, RowSpec};
 use crate::markers;
+use crate::row_labels::RowLabels;
 use crate::running_waiting::{Column, Extent, RunningWaiting, columns, columns_and_queue_lengths};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use analysis::occupancy::IdleWhileWaiting;
@@ -96,18 +97,20 @@ struct Layout {
     plot: Rect,
     data_width: f32,
     strip_height: f32,
+    labels: RowLabels,
 }
 
 impl Layout {
     fn new(request: &RunningWaitingRequest<'_>) -> Layout {
-        let label_width = request.per_cpu.iter().map(|r| text_width(&r.cpu.0.to_string(), SMALL)).fold(0.0, f32::max);
-        let left = MARGIN + LABEL + 8.0 + label_width.max(text_width("000", SMALL)) + TICK + 3.0;
+        let strips = request.per_cpu.len().max(1) as f32;
+        // 240 pixels of strips, or up to twice that so that 120 CPUs get 4 pixels each.
+        let strip_height = (240.0 / strips).max((480.0 / strips).min(4.0)).clamp(1.0, 14.0).floor();
+        let labels = RowLabels::plan(request.per_cpu, strip_height);
+        let left = MARGIN + LABEL + 8.0 + labels.width().max(text_width("000", SMALL)) + TICK + 3.0;
         let top = MARGIN + style::TITLE + 12.0 + markers::band_height(request.markers, request.window);
         let plot = Rect::new(left, top, request.size.width.max(10.0), request.size.height.unwrap_or(320.0).max(10.0));
         let share = request.window.len().0 as f64 / request.span.0.max(1) as f64;
-        let strips = request.per_cpu.len().max(1) as f32;
-        let strip_height = (240.0 / strips).clamp(1.0, 14.0).floor();
-        Layout { plot, data_width: plot.w * share.min(1.0) as f32, strip_height }
+        Layout { plot, data_width: plot.w * share.min(1.0) as f32, strip_height, labels }
     }
 }
 
@@ -215,22 +218,26 @@ fn draw_heat_strips(
     let top = layout.plot.bottom() + 8.0;
     let columns_per_px = request.columns_per_px.max(0.01);
     let mut batches: std::collections::BTreeMap<u32, Vec<Rect>> = std::collections::BTreeMap::new();
-    let every = if request.per_cpu.len() <= 32 && layout.strip_height >= 8.0 { 1 } else { 8 };
-    for (row, (spec, lengths)) in request.per_cpu.iter().zip(lengths).enumerate() {
+    for (row, lengths) in lengths.iter().enumerate() {
         let y = top + row as f32 * layout.strip_height;
         for (x0, x1, length) in runs(lengths) {
             let x = layout.plot.x + x0 as f32 / columns_per_px;
             let w = (x1 - x0) as f32 / columns_per_px;
             batches.entry(length.min(HEAT.len() as u32 - 1)).or_default().push(Rect::new(x, y, w, layout.strip_height));
         }
-        if row % every == 0 {
-            let baseline = y + layout.strip_height / 2.0 + SMALL * 0.35;
-            let label = Text::new(Point::new(layout.plot.x - TICK - 3.0, baseline), spec.cpu.0.to_string(), SMALL);
-            scene.push(label.anchor(Anchor::End).color(INK));
-        }
     }
+    let center = |row: usize| top + row as f32 * layout.strip_height + layout.strip_height / 2.0;
+    layout.labels.draw(scene, request.per_cpu, layout.plot.x - TICK - 3.0, center);
     for (level, rects) in batches {
         scene.push(RectBatch { fill: HEAT[level as usize], rects });
+    }
+    // Socket (and NUMA node) boundaries, as in the timeline.
+    for row in 1..request.per_cpu.len() {
+        let (above, below) = (&request.per_cpu[row - 1], &request.per_cpu[row]);
+        if above.socket.is_some() && (above.socket, above.node) != (below.socket, below.node) {
+            let y = top + row as f32 * layout.strip_height;
+            scene.push(RectBatch { fill: INK, rects: vec![Rect::new(layout.plot.x, y - 0.5, layout.plot.w, 1.0)] });
+        }
     }
     let bottom = top + request.per_cpu.len() as f32 * layout.strip_height;
     let frame = Rect::from_edges(layout.plot.x, top, layout.plot.right(), bottom);

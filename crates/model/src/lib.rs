@@ -28,5 +28,5 @@ pub use model::{AfterSleepError, BuildReport, Detail, Lost, Model, ModelError};
 pub use radix::{RadixScratch, sort_by_offset};
 pub use tables::*;
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
-pub use topology::{CpuPlace, Layout, Topology, TopologyError};
+pub use topology::{CpuPlace, Layout, Topology, TopologyError, describe_cpus, ranges};
 pub use tracedat::{Cpu, Nanos, Pid};

@@ -7,7 +7,7 @@
 use crate::bundle::{Bundle, base64_len};
 use crate::embed::{Coverage, TILE_COLUMNS};
 use crate::{Analysis, ReportTrace, relative};
-use figures::graph::{RowSpec, row_order};
+use figures::graph::row_order;
 use figures::palette::color_of;
 use model::{Nanos, TaskId};
 use serde_json::{Map, Value, json};
@@ -50,8 +50,6 @@ pub fn estimate(traces: &[ReportTrace], analyses: &[Analysis]) -> usize {
 }
 
 fn meta(traces: &[ReportTrace], options: &crate::Options) -> Value {
-    let rows =
-        |rows: &[RowSpec]| -> Vec<Value> { rows.iter().map(|r| json!({"cpu": r.cpu.0, "socket": r.socket})).collect() };
     let list: Vec<Value> = traces
         .iter()
         .map(|trace| {
@@ -67,8 +65,9 @@ fn meta(traces: &[ReportTrace], options: &crate::Options) -> Value {
                 "tasks": model.tasks().len(),
                 "lostEvents": lost.events,
                 "lostUnknown": lost.unknown_losses,
-                "rowsByNumber": rows(&row_order(cpus, trace.topology.as_ref(), false)),
-                "rowsBySocket": trace.topology.as_ref().map(|t| rows(&row_order(cpus, Some(t), true))),
+                "rowsByNumber": view::rows_json(&row_order(cpus, trace.topology.as_ref(), false)),
+                "rowsBySocket": trace.topology.as_ref().map(|t| view::rows_json(&row_order(cpus, Some(t), true))),
+                "places": view::places_json(trace.topology.as_ref()),
             })
         })
         .collect();

@@ -18,11 +18,13 @@ mod lookup;
 mod markers;
 mod params;
 pub mod pyramid;
+mod rows_json;
 mod server;
 mod state;
 mod stats_json;
 pub mod tiles;
 
+pub use rows_json::{places_json, rows_json};
 pub use stats_json::stats_json;
 
 pub use state::{Initial, ViewTrace};

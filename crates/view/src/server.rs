@@ -25,6 +25,7 @@ use crate::export::{ExportRequest, export};
 use crate::http::{self, Request, Response};
 use crate::lookup::{self, Run};
 use crate::params::{BadRequest, Query};
+use crate::rows_json::{places_json, rows_json};
 use crate::state::{Initial, Shown};
 use crate::tiles::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use analysis::TaskFilter;
@@ -401,9 +402,6 @@ fn meta(app: &App) -> Value {
         .iter()
         .map(|shown| {
             let model = shown.model();
-            let rows = |rows: &[figures::graph::RowSpec]| -> Vec<Value> {
-                rows.iter().map(|r| json!({"cpu": r.cpu.0, "socket": r.socket})).collect()
-            };
             let lost = model.lost();
             json!({
                 "name": shown.view.name,
@@ -414,8 +412,9 @@ fn meta(app: &App) -> Value {
                 "tasks": model.tasks().len(),
                 "lostEvents": lost.events,
                 "lostUnknown": lost.unknown_losses,
-                "rowsByNumber": rows(&shown.rows_by_number),
-                "rowsBySocket": shown.rows_by_socket.as_deref().map(rows),
+                "rowsByNumber": rows_json(&shown.rows_by_number),
+                "rowsBySocket": shown.rows_by_socket.as_deref().map(rows_json),
+                "places": places_json(shown.view.topology.as_ref()),
             })
         })
         .collect();
