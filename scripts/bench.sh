@@ -10,6 +10,10 @@
 #     --synth FILE  a large synthetic trace: info, graph and check on it, with graph's time
 #                   over info's and check's over graph's (the usual one is made by
 #                   `schedlens synth --cpus 256 --seconds 10 --topology sockets=2,smt=2`)
+#     --perf FILE   a perf.data of about 5M sched events (kept out of the repository, e.g.
+#                   /work/bench/perf-big.data from `perf sched record -- hackbench -g 10
+#                   -l 20000`): stats against `perf sched latency` (goal >= 20x) and dump
+#                   against `perf script` (goal >= 5x), same file, same run
 #     --plain       measure a plain `cargo build --release` instead of the PGO build
 #   scripts/bench.sh --record FILE    first records the reference real workload into FILE:
 #       trace-cmd record -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000
@@ -26,11 +30,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v trace-cmd >/dev/null || { echo "bench.sh: trace-cmd is needed" >&2; exit 2; }
 real=testdata/traces/barrier-v7zstd.dat
 synth=""
+perf_data=""
 plain=false
 while (($#)); do
     case $1 in
         --real) real=${2:?"--real FILE"}; shift 2 ;;
         --synth) synth=${2:?"--synth FILE"}; shift 2 ;;
+        --perf) perf_data=${2:?"--perf FILE"}; shift 2 ;;
         --plain) plain=true; shift ;;
         --record)
             real=${2:?"usage: $0 --record FILE"}
@@ -39,7 +45,7 @@ while (($#)); do
             [[ -x ../shared/tools/trace-cmd-record ]] && recorder=(../shared/tools/trace-cmd-record)
             "${recorder[@]}" -q -o "$real" -e sched -v -e sched_stat_runtime -b 20000 hackbench -g 10 -l 20000 >/dev/null
             ;;
-        *) echo "usage: $0 [--real FILE] [--synth FILE] [--plain] [--record FILE]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--real FILE] [--synth FILE] [--perf FILE] [--plain] [--record FILE]" >&2; exit 2 ;;
     esac
 done
 build=""
@@ -127,4 +133,19 @@ if [[ -n $synth ]]; then
     row check "schedlens check" best "$schedlens" check "$synth"
     ratio "graph / info (goal <= 2.5)" graph info
     ratio "check / graph (goal <= 2)" check graph
+fi
+
+if [[ -n $perf_data ]]; then
+    command -v perf >/dev/null || { echo "bench.sh: --perf needs perf (Debian: linux-perf)" >&2; exit 2; }
+    echo
+    describe "$perf_data"
+    row latency "perf sched latency" once perf sched latency -i "$perf_data"
+    row script "perf script" once perf script -i "$perf_data"
+    row info "schedlens info" best "$schedlens" info "$perf_data"
+    row stats "schedlens stats" best "$schedlens" stats "$perf_data"
+    row dump "schedlens dump" best "$schedlens" dump "$perf_data"
+    row graph "schedlens graph -o x.png" best "$schedlens" graph "$perf_data" -o "$out/graph.png"
+    row check "schedlens check" best "$schedlens" check "$perf_data"
+    ratio "perf sched latency / stats (goal >= 20)" latency stats
+    ratio "perf script / dump (goal >= 5)" script dump
 fi

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs both fuzzers side by side (one core each) and prints each one's executions:
+# Runs the fuzzers on two cores and prints each one's executions:
 #   sched_model  for SECONDS: everything past the reader — scheduler-event scripts
 #                written as real traces, through the model, stats, the running/waiting
 #                sweep, graph and check (seeds: fuzz/seeds/sched_model, with slices of
 #                every real fixture; fuzz/regressions/sched_model). About 50 inputs a
 #                second on one core of the development VM.
-#   read_trace   for SECONDS/2: the trace.dat reader (seeds: fuzz/seeds/read_trace).
-#                About 10,000 inputs a second there. Needs rustup; installs a nightly toolchain and
+#   read_trace   for SECONDS/4: the trace.dat reader (seeds: fuzz/seeds/read_trace).
+#                About 10,000 inputs a second there.
+#   read_perf    for SECONDS/4, after read_trace on the same core: the perf.data reader
+#                and the model built from what it reads (seeds: fuzz/seeds/read_perf, from
+#                testdata/programs/perf-fuzz-seeds.py). Needs rustup; installs a nightly toolchain and
 # cargo-fuzz when missing. Exits non-zero when a fuzzer finds a crash, a hang (one input
 # over 20 s) or excess memory; the input is saved under fuzz/artifacts/TARGET/. Panics
 # listed in crates/trust/src/known.rs are tolerated (they are being fixed elsewhere).
@@ -64,24 +67,31 @@ fuzz() {
 
 declare -A FUZZ_ARGS=(
     [read_trace]="-dict=read_trace.dict"
+    [read_perf]=""
     [sched_model]=""
 )
-fuzz read_trace $(((duration + 1) / 2)) seeds/read_trace regressions/read_trace &
+# The readers one after the other on one core (each writes its own log; the first
+# failure stops the second).
+(fuzz read_trace $(((duration + 3) / 4)) seeds/read_trace regressions/read_trace &&
+    fuzz read_perf $(((duration + 3) / 4)) seeds/read_perf) &
 reader=$!
 fuzz sched_model "$duration" seeds/sched_model regressions/sched_model &
 model=$!
 
-status=0
-for target in read_trace sched_model; do
-    pid=$reader
-    [[ $target == sched_model ]] && pid=$model
-    if ! wait "$pid"; then
-        status=1
-        echo "fuzz.sh: $target FAILED; the end of its log:" >&2
+# failed TARGET...: the end of each one's log.
+failed() {
+    for target in "$@"; do
+        [[ -f $logs/$target.log ]] || continue
+        echo "fuzz.sh: $target (or the fuzzer before it on its core) FAILED; the end of its log:" >&2
         tail -n 60 "$logs/$target.log" >&2
-    fi
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log")
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logs/$target.log")
+    done
+}
+status=0
+wait "$reader" || { status=1; failed read_trace read_perf; }
+wait "$model" || { status=1; failed sched_model; }
+for target in read_trace read_perf sched_model; do
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log" 2>/dev/null)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logs/$target.log" 2>/dev/null)
     echo "fuzz.sh: $target: ${runs:-?} executions (${rate:-?} per second)"
 done
 exit $status

@@ -41,10 +41,17 @@ run() {
 }
 
 viewer() {
-    local trace=$1 dir=$2 port
-    port=$((20000 + RANDOM % 20000))
-    "$bin" view --no-open --port "$port" "$trace" >"$dir/view.out" 2>"$dir/view.err" &
-    local pid=$!
+    local trace=$1 dir=$2 port pid
+    # A random port may be taken (by another program or a connection's ephemeral port): try
+    # another one, so that a busy port never shows as a difference between builds.
+    for _ in 1 2 3 4 5; do
+        port=$((20000 + RANDOM % 20000))
+        "$bin" view --no-open --port "$port" "$trace" >"$dir/view.out" 2>"$dir/view.err" &
+        pid=$!
+        sleep 0.2
+        grep -q 'Address already in use' "$dir/view.err" 2>/dev/null || break
+        wait $pid 2>/dev/null
+    done
     local url="http://127.0.0.1:$port"
     for _ in $(seq 1 300); do
         grep -q ready "$dir/view.out" 2>/dev/null && break

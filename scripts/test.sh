@@ -33,7 +33,7 @@ cargo test --workspace --locked "${features[@]}"
 if command -v node >/dev/null; then
     cargo build -p schedlens --locked "${features[@]}"
     # Files named one by one: node 18 (Debian's) and node 22 read a directory argument differently.
-    node --test crates/view/web/test/*.test.mjs
+    node --test crates/tiles/web/test/*.test.mjs
     SCHEDLENS_BIN=target/debug/schedlens node --test crates/view/tests/browser/*.test.mjs
     SCHEDLENS_BIN=target/debug/schedlens node --test crates/report/tests/browser/*.test.mjs
 else

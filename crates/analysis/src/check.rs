@@ -13,8 +13,11 @@
 //!
 //! Tasks confined to the CPUs they waited on make waste the scheduler could not avoid:
 //! an episode says "pinned" when the trace records the tasks' affinity (`schedlens
-//! record` does), and "possibly pinned" from the evidence otherwise (the tasks only ever
-//! ran there, many times, while other CPUs idled).
+//! record` does), and "possibly pinned" from the evidence otherwise (the tasks only ran
+//! there, all their life or since some moment — a thread that pins itself after
+//! starting — and kept waiting there while other CPUs idled; see `placement`). Kernel
+//! threads bound to one CPU (`kthreads`) waiting on it are not waste at all: counted
+//! apart, never in an episode.
 //!
 //! `migration-cascade` reports chains of migrations where each moved task displaced the
 //! task running where it arrived (`cascades`). `overload` reports stretches with more
@@ -28,7 +31,9 @@
 mod cascades;
 mod cursor;
 mod episodes;
+mod kthreads;
 mod lost;
+mod placement;
 
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, Pid, Topology, WakeupKind};
@@ -166,6 +171,9 @@ pub struct TaskLoss {
     /// Its waits in the episode.
     pub waits: u32,
     pub pinning: Pinning,
+    /// When it became possibly pinned, when it ran elsewhere before (`None`: all its life,
+    /// or by its recorded affinity, or not pinned).
+    pub pinned_since: Option<Nanos>,
 }
 
 /// One wait inside an episode, as evidence (what `check` once reported on its own).
@@ -181,7 +189,7 @@ pub struct Evidence {
 }
 
 /// One incident and its evidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Incident {
     pub kind: Kind,
     pub start: Nanos,
@@ -193,6 +201,12 @@ pub struct Incident {
     pub idle_cpus: Vec<Cpu>,
     /// How many CPUs idled meanwhile in all.
     pub idle_cpu_count: usize,
+    /// Episodes: over the instants its tasks waited, the idle CPUs on average and at most
+    /// at once, and the most CPUs they waited on at once (at one instant the idle CPUs
+    /// are never those waited on).
+    pub idle_cpus_on_average: f64,
+    pub idle_cpus_at_once: u32,
+    pub cpus_at_once: u32,
     /// The tasks involved: episodes' top tasks by lost time (then the kernel threads that
     /// preempted them), a cascade's moved tasks.
     pub pids: Vec<Pid>,
@@ -266,6 +280,58 @@ pub struct Findings {
     /// `migrations[from][to]` within the window.
     pub migrations: MigrationMatrix,
     pub wakeups: WakeupPlacements,
+    /// Kernel threads bound to one CPU that waited on it while others idled: not waste.
+    pub bound_waits: BoundWaits,
+    /// Waste spread thin over many CPUs and much time, if any: its densest stretches are
+    /// the episodes.
+    pub diffuse: Option<Diffuse>,
+}
+
+/// Waste spread thin over many CPUs and much of the window (an overcommitted
+/// message-passing load waiting a little everywhere all along): told as such, its
+/// densest stretches listed as episodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diffuse {
+    pub start: Nanos,
+    pub end: Nanos,
+    /// CPU time it lost in all.
+    pub lost_ns: u64,
+    /// The CPUs tasks waited on, and the tasks.
+    pub cpus: usize,
+    pub tasks: usize,
+    /// The longest stretch listed as an episode.
+    pub stretch_ns: u64,
+}
+
+impl Diffuse {
+    /// CPUs lost on average over a window.
+    pub fn cpus_lost(&self, window: Nanos) -> f64 {
+        self.lost_ns as f64 / window.0.max(1) as f64
+    }
+}
+
+/// The waits of kernel threads bound to one CPU (`kworker/48:1`, `migration/26`, ...) on
+/// their own busy CPU while other CPUs idled: no placement could have run them
+/// elsewhere, so they are not waste and are counted apart from the episodes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoundWaits {
+    pub waits: u32,
+    /// Their time waiting while other CPUs idled (within the stretches that lost time).
+    pub waited_ns: u64,
+    /// The longest such stretch of one wait.
+    pub longest: Option<BoundWait>,
+}
+
+/// A bound kernel thread's wait, and who held its CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundWait {
+    pub pid: Pid,
+    pub comm: String,
+    pub cpu: Cpu,
+    pub start: Nanos,
+    pub end: Nanos,
+    /// The task that ran longest on the CPU meanwhile.
+    pub held_by: Option<(Pid, String)>,
 }
 
 /// Migration counts from CPU to CPU, kept as the pairs that occurred: a machine has few
@@ -382,18 +448,19 @@ impl Findings {
 /// Runs every check.
 pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
     std::thread::scope(|scope| {
-        // What does not need the sweep runs on a thread beside it: the sweep's last part
+        // What does not need the sweep runs on threads beside it: the sweep's last part
         // and the episodes' search each keep one core busy, and the others would idle.
+        // The search needs where each task ran (for kernel threads bound to a CPU).
+        let placement = scope.spawn(|| placement::Placement::of(model));
         let aside = scope.spawn(|| {
-            let runs = episodes::TaskRuns::of(model);
             let placements = wakeup_placements(model, request);
-            (runs, cascades::cascades(model, request), migration_matrix(model, request.window), placements)
+            (cascades::cascades(model, request), migration_matrix(model, request.window), placements)
         });
         let swept = lost::sweep(model, request.window, request.filter);
-        let found = episodes::search(model, request, &swept.pieces);
-        let (runs, cascades, migrations, wakeups) =
-            aside.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let mut incidents = found.incidents(model, request, &runs);
+        let placement = placement.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let found = episodes::search(model, request, &swept.pieces, &placement);
+        let (cascades, migrations, wakeups) = aside.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let mut incidents = found.incidents(model, request, &placement, &swept.pieces);
         incidents.sort_by(|a, b| b.lost_cpu_ns.cmp(&a.lost_cpu_ns).then(a.start.cmp(&b.start)));
         incidents.extend(cascades);
         incidents.extend(overloads(model, request, &swept.bins));
@@ -404,6 +471,8 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
             window: request.window.len(),
             migrations,
             wakeups,
+            bound_waits: found.bound_waits(model),
+            diffuse: found.diffuse(request.window.len()),
         }
     })
 }
@@ -422,8 +491,8 @@ fn count_placements(model: &Model, request: &CheckRequest<'_>, range: std::ops::
     let mut counts = WakeupPlacements::default();
     let mut cursors = cursor::SegmentCursors::new(model);
     let (wakeups, waits) = (model.wakeups(), model.waits());
-    for wakeup in range.map(|i| wakeups.get(i)) {
-        let wait = wakeup.wait.map(|w| waits.get(w as usize));
+    for wakeup in wakeups.iter_range(range) {
+        let wait = wakeup.wait.map(|w| waits.get(w));
         let Some(time) = wakeup.waking.or(wait.map(|w| w.start)) else { continue };
         if wakeup.kind != WakeupKind::Wakeup
             || !request.window.contains(time)
@@ -497,6 +566,9 @@ impl Incident {
             cpus: Vec::new(),
             idle_cpus: Vec::new(),
             idle_cpu_count: 0,
+            idle_cpus_on_average: 0.0,
+            idle_cpus_at_once: 0,
+            cpus_at_once: 0,
             pids: Vec::new(),
             tasks: Vec::new(),
             lost_cpu_ns: 0,

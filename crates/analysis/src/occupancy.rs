@@ -193,7 +193,9 @@ impl<'m> CpuChanges<'m> {
         // In range: a queue piece's wait is a row of `waits` (there when a filter is, see
         // `at`), whose task is a model task.
         self.every_task
-            || self.waits.is_some_and(|waits| self.accepted[waits.task(self.queue.wait(index) as usize).index()])
+            || self
+                .waits
+                .is_some_and(|waits| self.queue.wait(index).is_some_and(|wait| self.accepted[waits.task(wait).index()]))
     }
 
     /// Appends to `out` every change before `until` not handed out yet; a segment's end

@@ -7,6 +7,9 @@
 //! file being regenerated (`SCHEDLENS_BLESS=1 cargo test -p documents`). Producers fill
 //! these structs from their own results; nothing here computes anything.
 
+pub mod compare;
+pub mod page;
+pub mod runs;
 mod schema_doc;
 
 pub use schema_doc::markdown;
@@ -29,6 +32,35 @@ fn entry<T: JsonSchema>(name: &'static str, where_: &'static str) -> Entry {
 
 /// Every document, in the order `docs/json.md` lists them.
 pub fn catalogue() -> Vec<Entry> {
-    let _ = entry::<()>;
-    Vec::new()
+    vec![
+        entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
+        entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),
+        entry::<runs::RunsSummary>("runs summary", "`summary.json` in a `schedlens runs` results directory"),
+        entry::<page::Meta>(
+            "viewer meta",
+            "`schedlens view`: `GET /api/meta`, and in the page it serves as `<script id=\"meta\">`",
+        ),
+        entry::<page::ServerStatus>("viewer status", "`schedlens view`: `GET /api/status`"),
+        entry::<page::RunAt>("viewer run", "`schedlens view`: `GET /api/at?trace&cpu&t&span`"),
+        entry::<page::TaskAnswer>("viewer task", "`schedlens view`: `GET /api/task?trace&task[&start&end]`"),
+        entry::<page::RangeStats>(
+            "viewer range statistics",
+            "`schedlens view`: `GET /api/stats?trace&start&end[&forked]`",
+        ),
+        entry::<page::Incidents>("viewer incidents", "`schedlens view`: `GET /api/incidents?trace`"),
+        entry::<page::Markers>("viewer markers", "`schedlens view`: `GET /api/markers?trace[&start&end&limit]`"),
+        entry::<page::NotReady>(
+            "viewer not ready",
+            "`schedlens view`: the answer (HTTP 202) to `/api/incidents` and `/api/markers` until they are ready",
+        ),
+        entry::<page::Pending>(
+            "viewer pending",
+            "`schedlens view`: the answer (HTTP 202) to `/api/meta` while the models are built",
+        ),
+        entry::<page::ErrorMessage>("viewer error", "`schedlens view`: every answer with HTTP status 4xx or 5xx"),
+        entry::<page::ReportDocument>(
+            "report document",
+            "`schedlens report`: the page's data, embedded in the HTML file (zlib, base64)",
+        ),
+    ]
 }

@@ -140,7 +140,16 @@ fn type_name(schema: &Value, defs: &Map<String, Value>) -> String {
         Some(Value::Array(kinds)) => {
             let names: Vec<&str> = kinds.iter().filter_map(Value::as_str).filter(|k| *k != "null").collect();
             let nullable = kinds.iter().any(|k| k == "null");
-            format!("{}{}", names.join(" | "), if nullable { "?" } else { "" })
+            let shown = match names.as_slice() {
+                // One type besides null (an `Option` of an array or map): shown as that type.
+                [only] => {
+                    let mut single = schema.clone();
+                    single["type"] = Value::from(*only);
+                    type_name(&single, defs)
+                }
+                _ => names.join(" | "),
+            };
+            format!("{shown}{}", if nullable { "?" } else { "" })
         }
         _ => "any".to_string(),
     }
@@ -189,6 +198,29 @@ mod tests {
     enum Kind {
         WorkConservation,
         Overload,
+    }
+
+    /// Optional compound values.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Optional {
+        /// An interval.
+        interval: Option<(f64, f64)>,
+        /// Names.
+        names: Option<Vec<String>>,
+    }
+
+    #[test]
+    fn an_optional_array_shows_its_items() {
+        let entry = Entry {
+            name: "optional",
+            where_: "nowhere",
+            schema: SchemaGenerator::default().root_schema_for::<Optional>(),
+        };
+        let mut text = String::new();
+        document(&mut text, &entry);
+        assert!(text.contains("- `interval` ([number, number]?): An interval.\n"), "{text}");
+        assert!(text.contains("- `names` ([string]?): Names.\n"), "{text}");
     }
 
     #[test]

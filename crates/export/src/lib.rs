@@ -46,7 +46,8 @@ pub type Result<T> = std::result::Result<T, ExportError>;
 /// What every writer exports: a trace, its model (built from `buffer`) and the part of it
 /// to export.
 pub struct Input<'a> {
-    pub trace: &'a tracedat::Trace,
+    /// The recording: trace.dat or perf.data.
+    pub trace: &'a inputs::Input,
     pub model: &'a model::Model,
     /// The buffer the model was built from ("" is the top buffer).
     pub buffer: &'a str,
@@ -70,6 +71,36 @@ impl Input<'_> {
             affinity: self.affinity,
         };
         analysis::check::check(self.model, &request).incidents
+    }
+}
+
+/// The events of the buffer the model was built from, merged in time order (a
+/// perf.data has one).
+#[cfg(feature = "otf2")]
+pub(crate) fn buffer_events<'t>(trace: &'t inputs::Input, buffer: &str) -> inputs::InputItems<'t> {
+    use tracedat::EventSource;
+    match trace {
+        inputs::Input::TraceDat(trace) => {
+            let selection =
+                tracedat::Selection { buffers: Some(vec![buffer.to_string()]), ..tracedat::Selection::all() };
+            inputs::InputItems::TraceDat(trace.events_of(&selection))
+        }
+        inputs::Input::PerfData(perf) => inputs::InputItems::PerfData(perf.all_events()),
+    }
+}
+
+/// One CPU's events of the buffer the model was built from, and the bytes they take.
+pub(crate) fn cpu_events<'t>(trace: &'t inputs::Input, buffer: &str, cpu: u32) -> (inputs::InputItems<'t>, u64) {
+    use tracedat::EventSource;
+    match trace {
+        inputs::Input::TraceDat(trace) => {
+            let selection = tracedat::Selection::one_cpu(buffer, cpu);
+            (inputs::InputItems::TraceDat(trace.events_of(&selection)), trace.data_size(&selection))
+        }
+        inputs::Input::PerfData(perf) => {
+            let size = perf.cpu_sizes().iter().find(|&&(c, _)| c == cpu).map_or(0, |&(_, size)| size);
+            (inputs::InputItems::PerfData(perf.cpu_events(cpu)), size)
+        }
     }
 }
 

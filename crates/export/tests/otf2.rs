@@ -39,7 +39,7 @@ fn printed_counts(archive: &str) -> Option<HashMap<(String, u64), u64>> {
 #[test]
 fn otf2_print_reads_back_the_model() {
     for name in ["hackbench-v7zstd.dat", "scenario-pinned-v7zstd.dat", "lost-events-v7zstd.dat"] {
-        let trace = Trace::open(fixture(name)).unwrap();
+        let trace = inputs::Input::TraceDat(Trace::open(fixture(name)).unwrap());
         let (model, report) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
         let scope = Scope::everything(&model);
         let (min_lost, affinity) = (analysis::check::DEFAULT_MIN_LOST, None);

@@ -164,7 +164,7 @@ impl Times {
 /// The durations of one column of a table (set in any row order), 4 bytes per row;
 /// longer ones (over 4.29 s) are kept aside.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Durations {
+pub struct Durations {
     long: BTreeMap<usize, Nanos>,
 }
 

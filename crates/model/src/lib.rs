@@ -10,12 +10,14 @@
 mod anomalies;
 mod columns;
 mod events;
+pub mod kernel_formats;
 mod markers;
 mod model;
 mod radix;
 #[cfg(feature = "scenario")]
 pub mod scenario;
 mod staging;
+mod table;
 mod tables;
 mod tasks;
 mod topology;
@@ -26,7 +28,11 @@ pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
 pub use markers::{Marker, read_markers};
 pub use model::{AfterSleepError, BuildReport, Detail, Lost, Model, ModelError};
 pub use radix::{RadixScratch, sort_by_offset};
-pub use tables::*;
+pub use table::{ByRow, MigrationId, Row, RowId, Table, WaitId, WakeupId};
+pub use tables::{
+    CpuTimeline, MAX_CPUS, Migration, MigrationReason, Migrations, QueuePiece, QueuePieces, Segment, SegmentEnd,
+    SegmentIter, Segments, Wait, WaitCause, WaitEnd, Waits, Wakeup, WakeupKind, Wakeups, segment_flags,
+};
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
 pub use topology::{CpuPlace, Layout, Topology, TopologyError, describe_cpus, ranges};
 pub use tracedat::{Cpu, Nanos, Pid};

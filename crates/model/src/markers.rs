@@ -3,7 +3,7 @@
 //! `trace_printk` messages (`bprint`), as a small table in time order, so figures and
 //! reports can show where a run's phases begin and end.
 
-use tracedat::{Cpu, Item, Nanos, Pid, Selection, Trace};
+use tracedat::{Cpu, EventItems, EventSource, Item, Nanos, Pid};
 
 /// One marker: when, where, by whom, and its text (one final newline dropped).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,10 +14,11 @@ pub struct Marker {
     pub text: String,
 }
 
-/// The markers of a trace whose text `keep` accepts, in time order. Events from every
-/// buffer are read; damaged pages are skipped (reading the model reports them).
-pub fn read_markers(trace: &Trace, mut keep: impl FnMut(&str) -> bool) -> Vec<Marker> {
-    let formats = trace.formats();
+/// The markers of a trace whose text `keep` accepts, in time order. Every event the
+/// source holds is read (all buffers of a trace.dat); damaged pages are skipped (reading
+/// the model reports them).
+pub fn read_markers<S: EventSource>(source: &S, mut keep: impl FnMut(&str) -> bool) -> Vec<Marker> {
+    let formats = source.formats();
     let print = formats.by_name("ftrace:print").map(|f| f.id);
     let bprint = formats.by_name("ftrace:bprint").map(|f| f.id);
     if print.is_none() && bprint.is_none() {
@@ -25,7 +26,7 @@ pub fn read_markers(trace: &Trace, mut keep: impl FnMut(&str) -> bool) -> Vec<Ma
     }
     let mut markers = Vec::new();
     let mut message = Vec::new();
-    let mut events = trace.events_of(&Selection::all());
+    let mut events = source.all_events();
     while let Some(item) = events.next() {
         let Item::Event(event) = item else { continue };
         message.clear();
@@ -34,7 +35,7 @@ pub fn read_markers(trace: &Trace, mut keep: impl FnMut(&str) -> bool) -> Vec<Ma
                 Some(text) => message.extend_from_slice(text.as_bytes()),
                 None => continue,
             }
-        } else if Some(event.id) != bprint || !tracedat::bprint_message(trace, &event, &mut message) {
+        } else if Some(event.id) != bprint || !source.bprint_message(&event, &mut message) {
             continue;
         }
         if message.last() == Some(&b'\n') {
@@ -53,8 +54,8 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn fixture(name: &str) -> Trace {
-        Trace::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name)).unwrap()
+    fn fixture(name: &str) -> tracedat::Trace {
+        tracedat::Trace::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name)).unwrap()
     }
 
     #[test]

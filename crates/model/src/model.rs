@@ -9,7 +9,7 @@ use crate::staging;
 use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
 use crate::tracker::{Tracker, TrackerOptions};
-use tracedat::{Cpu, Nanos, Trace};
+use tracedat::{Cpu, EventSource, Nanos};
 
 /// Why a model could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -174,39 +174,40 @@ fn overwritten_cpus(cpustats: &[String], buffer: &str) -> Vec<bool> {
 }
 
 impl Model {
-    /// Builds the model from a trace's top buffer (or its first buffer when it has no
-    /// top buffer), with the tables `detail` asks for. `progress` is called now and then
-    /// with the bytes read so far.
-    pub fn build(
-        trace: &Trace,
+    /// Builds the model from a source of scheduler events (a trace.dat's top buffer, or
+    /// its first buffer when it has no top buffer; a perf.data's samples), with the
+    /// tables `detail` asks for. `progress` is called now and then with the bytes read
+    /// so far.
+    pub fn build<S: EventSource>(
+        source: &S,
         detail: Detail,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(Model, BuildReport), ModelError> {
-        let decoder = SchedDecoder::new(trace.formats());
-        let input = trace.input().to_string();
+        let decoder = SchedDecoder::new(source.formats());
+        let input = source.input().to_string();
         if !decoder.has_switch() {
             return Err(ModelError::NoSwitchEvents { input });
         }
-        let buffer = trace.buffers().iter().find(|b| b.name.is_empty()).or(trace.buffers().first());
-        let buffer = buffer.map(|b| b.name.clone()).ok_or_else(|| ModelError::NoEvents { input: input.clone() })?;
         let options = TrackerOptions {
             waking_enqueues: !decoder.has_wakeup(),
-            initial_names: trace.metadata().cmdlines.iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
-            overwritten: overwritten_cpus(&trace.metadata().options.cpustats, &buffer),
+            initial_names: source.cmdlines().iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
+            overwritten: overwritten_cpus(source.cpu_stats(), source.buffer()),
             detail,
         };
-        let mut tracker = Tracker::new(trace.cpu_count(), options);
-        let end = staging::track(trace, &buffer, &decoder, &mut tracker, progress);
+        let mut tracker = Tracker::new(source.cpu_count(), options);
+        let end = staging::track(source, &decoder, &mut tracker, progress);
         if end.events == 0 {
             return Err(ModelError::NoEvents { input });
         }
+        let mut damage = source.damage();
+        damage.extend(end.damage);
         let report = BuildReport {
             events: end.events,
             unknown_events: end.unknown_events,
-            damage: end.damage,
+            damage,
             unusable_events: decoder.unusable.clone(),
-            buffer,
-            cpus_beyond_limit: trace.cpu_count().saturating_sub(MAX_CPUS),
+            buffer: source.buffer().to_string(),
+            cpus_beyond_limit: source.cpu_count().saturating_sub(MAX_CPUS),
         };
         Ok((tracker.finish(), report))
     }
@@ -306,7 +307,9 @@ impl Model {
     /// Bytes the model's tables hold.
     pub fn heap_bytes(&self) -> usize {
         self.cpus.iter().map(CpuTimeline::heap_bytes).sum::<usize>()
-            + crate::tables::heap_bytes(&self.waits, &self.wakeups, &self.migrations)
+            + self.waits.heap_bytes()
+            + self.wakeups.heap_bytes()
+            + self.migrations.heap_bytes()
     }
 
     /// Whether `cpu` was idle at `time` (`None` where its state is unknown).
@@ -318,13 +321,13 @@ impl Model {
 
     /// When and where a wakeup's wakee then ran, if it did.
     pub fn wakeup_ran(&self, wakeup: &Wakeup) -> Option<(Nanos, Cpu)> {
-        let wait = self.waits().get(wakeup.wait? as usize);
+        let wait = self.waits().get(wakeup.wait?);
         (wait.end_kind == WaitEnd::Ran).then_some((wait.end, wait.ran_on))
     }
 
     /// When the wakee was put on a runqueue.
     pub fn wakeup_enqueued(&self, wakeup: &Wakeup) -> Option<Nanos> {
-        Some(self.waits().start(wakeup.wait? as usize))
+        Some(self.waits().start(wakeup.wait?))
     }
 
     /// Time from the wakeup's start (`sched_waking`, else the enqueue) until the wakee ran.

@@ -137,7 +137,7 @@ pub fn draw(model: &Model) -> String {
                 .queue()
                 .iter()
                 .filter(|p| p.start <= t && t < p.end)
-                .map(|p| first_letter(model, model.waits().task(p.wait as usize), t, true))
+                .map(|p| first_letter(model, model.waits().task(p.wait.expect("a scenario model has waits")), t, true))
                 .collect();
             queue[column] = match waiting.len() {
                 0 => '.',

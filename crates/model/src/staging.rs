@@ -18,7 +18,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use tracedat::{Cpu, EventStream, Item, Selection, Trace};
+use tracedat::{Cpu, EventItems, EventSource, Item};
 
 /// Events per batch (its capacity; a batch is sent once half full, so that the next
 /// block fits): large enough that channel traffic is negligible, small enough to stay
@@ -81,16 +81,15 @@ pub(crate) struct StreamEnd {
     pub damage: Vec<tracedat::Error>,
 }
 
-/// Reads `buffer` of `trace` on worker threads and feeds every event to `tracker`, in
+/// Reads the CPUs of `source` on worker threads and feeds every event to `tracker`, in
 /// order. `progress` gets the bytes read so far, now and then.
-pub(crate) fn track(
-    trace: &Trace,
-    buffer: &str,
+pub(crate) fn track<S: EventSource>(
+    source: &S,
     decoder: &SchedDecoder,
     tracker: &mut Tracker,
     progress: &mut dyn FnMut(u64),
 ) -> StreamEnd {
-    let groups = cpu_groups(trace, buffer);
+    let groups = cpu_groups(source.cpu_sizes());
     let ahead = batches_ahead(groups.len());
     let bytes_done = AtomicU64::new(0);
     std::thread::scope(|scope| {
@@ -103,10 +102,7 @@ pub(crate) fn track(
             let handle = std::thread::Builder::new()
                 .name("model-reader".into())
                 .spawn_scoped(scope, move || {
-                    let queues = cpus
-                        .iter()
-                        .map(|&cpu| CpuQueue::new(trace.events_of(&Selection::one_cpu(buffer, cpu))))
-                        .collect();
+                    let queues = cpus.iter().map(|&cpu| CpuQueue::new(source.cpu_events(cpu))).collect();
                     stage(queues, decoder, full_tx, empty_rx, bytes_done)
                 })
                 .expect("a thread can be started");
@@ -126,14 +122,10 @@ pub(crate) fn track(
     })
 }
 
-/// The buffer's CPUs in groups, one per worker, balanced by the bytes each must read.
-fn cpu_groups(trace: &Trace, buffer: &str) -> Vec<Vec<u32>> {
-    let mut cpus: Vec<(u64, u32)> = trace
-        .buffers()
-        .iter()
-        .filter(|b| b.name == buffer)
-        .flat_map(|b| b.cpus.iter().map(|c| (c.size, c.cpu)))
-        .collect();
+/// The CPUs (with the bytes each holds) in groups, one per worker, balanced by the bytes
+/// each must read.
+fn cpu_groups(sizes: Vec<(u32, u64)>) -> Vec<Vec<u32>> {
+    let mut cpus: Vec<(u64, u32)> = sizes.into_iter().map(|(cpu, size)| (size, cpu)).collect();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, cpus.len().max(1));
     cpus.sort_by_key(|&(size, cpu)| (std::cmp::Reverse(size), cpu));
     let mut groups = vec![(0u64, Vec::new()); workers];
@@ -376,14 +368,14 @@ impl WorkerNames {
 }
 
 /// One CPU's stream, decoded on demand.
-struct CpuSource<'t> {
-    stream: EventStream<'t>,
+struct CpuSource<E> {
+    stream: E,
     pending_loss: Option<Option<u64>>,
     events: u64,
     exhausted: bool,
 }
 
-impl CpuSource<'_> {
+impl<E: EventItems> CpuSource<E> {
     /// Decodes items onto `out` until it holds `limit`, an event is stamped after
     /// `until` (it is decoded too), or the stream ends.
     fn decode_onto(
@@ -418,14 +410,14 @@ impl CpuSource<'_> {
 }
 
 /// One CPU's source and the items decoded ahead from it (an event and its loss notice).
-struct CpuQueue<'t> {
-    source: CpuSource<'t>,
+struct CpuQueue<E> {
+    source: CpuSource<E>,
     items: Vec<Staged>,
     next: usize,
 }
 
-impl<'t> CpuQueue<'t> {
-    fn new(stream: EventStream<'t>) -> CpuQueue<'t> {
+impl<E: EventItems> CpuQueue<E> {
+    fn new(stream: E) -> CpuQueue<E> {
         let source = CpuSource { stream, pending_loss: None, events: 0, exhausted: false };
         CpuQueue { source, items: Vec::with_capacity(2), next: 0 }
     }
@@ -544,8 +536,8 @@ fn tournament_key(key: Option<(tracedat::Nanos, Cpu)>, index: usize) -> u128 {
 /// stand still makes one large block, never a wrong order). Ordering a block costs a few
 /// radix passes per item, where a tournament over hundreds of CPUs cost a mispredicted
 /// branch per level per item.
-fn stage(
-    mut queues: Vec<CpuQueue<'_>>,
+fn stage<E: EventItems>(
+    mut queues: Vec<CpuQueue<E>>,
     decoder: &SchedDecoder,
     full: SyncSender<Batch>,
     empty: Receiver<Batch>,
@@ -682,6 +674,7 @@ impl BlockOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tracedat::{Selection, Trace};
 
     #[test]
     fn the_tournament_yields_keys_in_order() {
@@ -715,7 +708,7 @@ mod tests {
         use tracedat::{Endian, FileFormat, TraceWriter};
         let format = FileFormat::v7(Codec::None, Endian::Little, 8, 256);
         let mut writer = TraceWriter::new(format, times.len() as u32).expect("a writer");
-        writer.add_event_format("sched", include_str!("../../synth/formats/sched_switch.format"));
+        writer.add_event_format("sched", crate::kernel_formats::sched_format("sched_switch").expect("a kernel format"));
         for (cpu, times) in times.iter().enumerate() {
             let mut sink = writer.cpu_sink(TraceWriter::TOP, cpu as u32).expect("a CPU");
             for &ts in times {

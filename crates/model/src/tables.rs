@@ -1,9 +1,12 @@
 //! The model's tables: run segments and runqueue pieces per CPU, wait stretches, wakeups
-//! and migrations. Each is stored in compact rows (see `columns`: 12 to 24 bytes, times
-//! as offsets) and read as plain row values; the storage is private, so the model's
-//! invariants (rows in time order, ids that point somewhere) hold by construction.
+//! and migrations. Each row type says here how it is stored (compact rows, see `columns`:
+//! 12 to 24 bytes, times as offsets) and read back as a plain value, and what only its
+//! table does; `table` gives every table the same accessors. The storage is private, so
+//! the model's invariants (rows in time order, ids that point somewhere) hold by
+//! construction.
 
-use crate::columns::{Column, Durations, Times};
+use crate::columns::Durations;
+use crate::table::{ByRow, MigrationId, Row, Table, WaitId, WakeupId, sealed::Layout};
 use crate::tasks::TaskId;
 use std::ops::Range;
 use tracedat::{Cpu, Nanos};
@@ -12,7 +15,6 @@ use tracedat::{Cpu, Nanos};
 /// `u16::MAX` meaning "none".
 pub const MAX_CPUS: u32 = u16::MAX as u32;
 const NO_CPU: u16 = u16::MAX;
-const NO_ROW: u32 = u32::MAX;
 
 /// A CPU number in 16 bits (the tracker only stores CPUs below [`MAX_CPUS`]).
 fn cpu16(cpu: Cpu) -> u16 {
@@ -95,23 +97,52 @@ const STORED_END: u8 = 1 << 7;
 /// A stored segment: its start as an offset, its task, its `prev_state` and packed bits.
 #[derive(Copy, Clone, Debug)]
 #[repr(C)]
-struct SegmentRow {
+pub struct SegmentRow {
     start: u32,
     task: TaskId,
     prev_state: u16,
     bits: u8,
 }
 
+/// Beside a CPU's segments: the ends that are not the next segment's start.
+#[derive(Clone, Debug, Default)]
+pub struct SegmentEnds {
+    /// Ends of segments other than the last that are not the next one's start, by row.
+    stored: Vec<(usize, Nanos)>,
+    last: Nanos,
+}
+
+impl Layout for Segment {
+    type Stored = SegmentRow;
+    type Aside = SegmentEnds;
+    type Iter<'a> = SegmentIter<'a>;
+
+    #[inline]
+    fn time_offset(stored: &SegmentRow) -> u32 {
+        stored.start
+    }
+
+    fn read(table: &Segments, index: usize) -> Segment {
+        table.iter_range(index..index + 1).next().expect("index in range")
+    }
+
+    #[inline]
+    fn iter_range(segments: &Segments, range: Range<usize>) -> SegmentIter<'_> {
+        SegmentIter { segments, next: range.start, end: range.end, next_start: None }
+    }
+
+    fn aside_bytes(ends: &SegmentEnds) -> usize {
+        ends.stored.capacity() * 16
+    }
+}
+
+impl Row for Segment {
+    type Id = usize;
+}
+
 /// One CPU's run segments, in time order, not overlapping. Most segments end where the
 /// next begins, so only the other ends are stored.
-#[derive(Clone, Debug, Default)]
-pub struct Segments {
-    rows: Column<SegmentRow>,
-    times: Times,
-    /// Ends of segments other than the last that are not the next one's start, by row.
-    ends: Vec<(usize, Nanos)>,
-    last_end: Nanos,
-}
+pub type Segments = Table<Segment>;
 
 impl Segments {
     /// Appends a segment; it must start no earlier than the previous one ends (the
@@ -119,10 +150,10 @@ impl Segments {
     #[inline]
     pub(crate) fn push(&mut self, row: Segment) {
         let len = self.len();
-        if len > 0 && self.last_end != row.start {
+        if len > 0 && self.aside.last != row.start {
             self.store_previous_end(len - 1);
         }
-        debug_assert!(len == 0 || self.last_end <= row.start);
+        debug_assert!(len == 0 || self.aside.last <= row.start);
         let kind = SEGMENT_ENDS.iter().position(|&k| k == row.end_kind).unwrap_or(0) as u8;
         let start = self.times.encode(len, row.start);
         self.rows.push(SegmentRow {
@@ -131,34 +162,21 @@ impl Segments {
             prev_state: row.prev_state,
             bits: kind | (row.flags << FLAGS_SHIFT),
         });
-        self.last_end = row.end;
+        self.aside.last = row.end;
     }
 
     #[cold]
     fn store_previous_end(&mut self, index: usize) {
-        self.ends.push((index, self.last_end));
+        self.aside.stored.push((index, self.aside.last));
         if let Some(row) = self.rows.last_mut() {
             row.bits |= STORED_END;
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    #[inline]
-    pub fn start(&self, index: usize) -> Nanos {
-        self.times.decode(index, self.rows.get(index).start)
-    }
-
     #[inline]
     pub fn end(&self, index: usize) -> Nanos {
         if index + 1 == self.len() {
-            self.last_end
+            self.aside.last
         } else if self.rows.get(index).bits & STORED_END != 0 {
             self.stored_end(index)
         } else {
@@ -168,26 +186,13 @@ impl Segments {
 
     #[cold]
     fn stored_end(&self, index: usize) -> Nanos {
-        self.ends[self.ends.partition_point(|&(row, _)| row < index)].1
+        let stored = &self.aside.stored;
+        stored[stored.partition_point(|&(row, _)| row < index)].1
     }
 
     #[inline]
     pub fn task(&self, index: usize) -> TaskId {
         self.rows.get(index).task
-    }
-
-    pub fn get(&self, index: usize) -> Segment {
-        self.iter_range(index..index + 1).next().expect("index in range")
-    }
-
-    pub fn iter(&self) -> SegmentIter<'_> {
-        self.iter_range(0..self.len())
-    }
-
-    /// The segments of `range` in order, each start decoded once.
-    pub fn iter_range(&self, range: Range<usize>) -> SegmentIter<'_> {
-        let end = range.end.min(self.len());
-        SegmentIter { segments: self, next: range.start.min(end), end, next_start: None }
     }
 
     /// The tasks of all segments, in order (cheaper than whole rows).
@@ -220,23 +225,9 @@ impl Segments {
             _ => next,
         }
     }
-
-    /// The first segment that starts at or after `time`.
-    pub fn first_starting_at_or_after(&self, time: Nanos) -> usize {
-        self.times.partition_point(self.len(), |i| self.start(i), |start| start < time)
-    }
-
-    /// The first segment that starts after `time`.
-    pub fn first_starting_after(&self, time: Nanos) -> usize {
-        self.times.partition_point(self.len(), |i| self.start(i), |start| start <= time)
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.rows.heap_bytes() + self.times.heap_bytes() + self.ends.capacity() * 16
-    }
 }
 
-/// The segments of a range, in order (see [`Segments::iter_range`]).
+/// The segments of a range, in order, each start decoded once (see [`Table::iter_range`]).
 pub struct SegmentIter<'a> {
     segments: &'a Segments,
     next: usize,
@@ -259,7 +250,7 @@ impl Iterator for SegmentIter<'_> {
         let row = segments.rows.get(index);
         let start = self.next_start.take().unwrap_or_else(|| segments.times.decode(index, row.start));
         let end = if index + 1 == segments.len() {
-            segments.last_end
+            segments.aside.last
         } else if row.bits & STORED_END != 0 {
             segments.stored_end(index)
         } else {
@@ -333,7 +324,7 @@ impl Wait {
 /// A stored wait.
 #[derive(Copy, Clone, Debug)]
 #[repr(C)]
-struct WaitRow {
+pub struct WaitRow {
     task: TaskId,
     start: u32,
     duration: u32,
@@ -342,79 +333,81 @@ struct WaitRow {
     bits: u8,
 }
 
-/// All waits of a trace, in order of their start.
-#[derive(Clone, Debug, Default)]
-pub struct Waits {
-    rows: Column<WaitRow>,
-    times: Times,
-    durations: Durations,
-}
-
-impl Waits {
-    /// Starts a wait (open until [`Waits::end`]); returns its index.
-    pub(crate) fn begin(&mut self, task: TaskId, start: Nanos, cause: WaitCause, queue: Cpu) -> u32 {
-        let index = self.len();
-        let cause = WAIT_CAUSES.iter().position(|&c| c == cause).unwrap_or(0) as u8;
-        let trace_end = WAIT_ENDS.iter().position(|&e| e == WaitEnd::TraceEnd).unwrap_or(0) as u8;
-        let start = self.times.encode(index, start);
-        self.rows.push(WaitRow { task, start, duration: 0, ran_on: cpu16(queue), bits: cause | trace_end << 2 });
-        index as u32
-    }
-
-    /// Ends wait `index` at `end` (no earlier than its start).
-    pub(crate) fn end(&mut self, index: u32, end: Nanos, how: WaitEnd, ran_on: Cpu) {
-        self.set_end(index, end);
-        let how = WAIT_ENDS.iter().position(|&e| e == how).unwrap_or(0) as u8;
-        let row = self.rows.get_mut(index as usize);
-        row.bits = (row.bits & 0b11) | how << 2;
-        row.ran_on = cpu16(ran_on);
-    }
-
-    /// Sets the end of a wait (still open at the end of the trace, when called alone).
-    pub(crate) fn set_end(&mut self, index: u32, end: Nanos) {
-        let index = index as usize;
-        let start = self.start(index);
-        let row = self.rows.get_mut(index);
-        row.duration = self.durations.encode(index, row.duration, end.saturating_sub(start));
-    }
-
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+impl Layout for Wait {
+    type Stored = WaitRow;
+    type Aside = Durations;
+    type Iter<'a> = ByRow<'a, Wait>;
 
     #[inline]
-    pub fn task(&self, index: usize) -> TaskId {
-        self.rows.get(index).task
+    fn time_offset(stored: &WaitRow) -> u32 {
+        stored.start
     }
 
-    #[inline]
-    pub fn start(&self, index: usize) -> Nanos {
-        self.times.decode(index, self.rows.get(index).start)
-    }
-
-    pub fn get(&self, index: usize) -> Wait {
-        let row = self.rows.get(index);
-        let start = self.times.decode(index, row.start);
+    fn read(table: &Waits, index: usize) -> Wait {
+        let row = table.rows.get(index);
+        let start = table.times.decode(index, row.start);
         Wait {
             task: row.task,
             start,
-            end: start + self.durations.decode(index, row.duration),
+            end: start + table.aside.decode(index, row.duration),
             cause: WAIT_CAUSES[usize::from(row.bits & 0b11)],
             end_kind: WAIT_ENDS[usize::from(row.bits >> 2 & 0b11)],
             ran_on: Cpu(u32::from(row.ran_on)),
         }
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Wait> + '_ {
-        (0..self.len()).map(move |i| self.get(i))
+    fn iter_range(table: &Waits, range: Range<usize>) -> ByRow<'_, Wait> {
+        ByRow::new(table, range)
     }
 
-    fn heap_bytes(&self) -> usize {
-        self.rows.heap_bytes() + self.times.heap_bytes() + self.durations.heap_bytes()
+    fn aside_bytes(durations: &Durations) -> usize {
+        durations.heap_bytes()
+    }
+}
+
+impl Row for Wait {
+    type Id = WaitId;
+}
+
+/// All waits of a trace, in order of their start.
+pub type Waits = Table<Wait>;
+
+impl Waits {
+    /// Starts a wait (open until [`Waits::end`]).
+    pub(crate) fn begin(&mut self, task: TaskId, start: Nanos, cause: WaitCause, queue: Cpu) -> WaitId {
+        let (id, index) = (self.next_id(), self.len());
+        let cause = WAIT_CAUSES.iter().position(|&c| c == cause).unwrap_or(0) as u8;
+        let trace_end = WAIT_ENDS.iter().position(|&e| e == WaitEnd::TraceEnd).unwrap_or(0) as u8;
+        let start = self.times.encode(index, start);
+        self.rows.push(WaitRow { task, start, duration: 0, ran_on: cpu16(queue), bits: cause | trace_end << 2 });
+        id
+    }
+
+    /// Ends wait `id` at `end` (no earlier than its start).
+    pub(crate) fn end(&mut self, id: WaitId, end: Nanos, how: WaitEnd, ran_on: Cpu) {
+        self.set_end(id, end);
+        let how = WAIT_ENDS.iter().position(|&e| e == how).unwrap_or(0) as u8;
+        let row = self.rows.get_mut(id.index());
+        row.bits = (row.bits & 0b11) | how << 2;
+        row.ran_on = cpu16(ran_on);
+    }
+
+    /// Sets the end of a wait (still open at the end of the trace, when called alone).
+    pub(crate) fn set_end(&mut self, id: WaitId, end: Nanos) {
+        let start = self.start(id);
+        let index = id.index();
+        let row = self.rows.get_mut(index);
+        row.duration = self.aside.encode(index, row.duration, end.saturating_sub(start));
+    }
+
+    #[inline]
+    pub fn task(&self, id: WaitId) -> TaskId {
+        self.rows.get(id.index()).task
+    }
+
+    #[inline]
+    pub fn start(&self, id: WaitId) -> Nanos {
+        self.filed_at(id.index())
     }
 }
 
@@ -423,27 +416,25 @@ impl Waits {
 pub struct QueuePiece {
     pub start: Nanos,
     pub end: Nanos,
-    /// Index in [`Waits`] (in a model built with them, see [`crate::Detail`]).
-    pub wait: u32,
+    /// The wait it is part of (in a model built with waits, see [`crate::Detail`]).
+    pub wait: Option<WaitId>,
 }
 
 /// A stored runqueue piece.
 #[derive(Copy, Clone, Debug)]
 #[repr(C)]
-struct PieceRow {
+pub struct PieceRow {
     start: u32,
     duration: u32,
-    wait: u32,
+    wait: Option<WaitId>,
 }
 
 /// Pieces per block of the index of ends ([`QueuePieces::open_at`]).
 const END_BLOCK: usize = 64;
 
-/// One CPU's runqueue pieces, in order of their start.
+/// Beside a CPU's runqueue pieces: their long durations and the index of their ends.
 #[derive(Clone, Debug, Default)]
-pub struct QueuePieces {
-    rows: Column<PieceRow>,
-    times: Times,
+pub struct PieceEnds {
     durations: Durations,
     /// Per block of [`END_BLOCK`] pieces: the latest end in the block, and the latest end
     /// in it and every block before (so a search finds the first block that may still be
@@ -452,12 +443,43 @@ pub struct QueuePieces {
     reach: Vec<Nanos>,
 }
 
+impl Layout for QueuePiece {
+    type Stored = PieceRow;
+    type Aside = PieceEnds;
+    type Iter<'a> = ByRow<'a, QueuePiece>;
+
+    #[inline]
+    fn time_offset(stored: &PieceRow) -> u32 {
+        stored.start
+    }
+
+    fn read(table: &QueuePieces, index: usize) -> QueuePiece {
+        QueuePiece { start: table.start(index), end: table.end_of(index), wait: table.wait(index) }
+    }
+
+    fn iter_range(table: &QueuePieces, range: Range<usize>) -> ByRow<'_, QueuePiece> {
+        ByRow::new(table, range)
+    }
+
+    fn aside_bytes(ends: &PieceEnds) -> usize {
+        ends.durations.heap_bytes()
+            + (ends.block_last_end.capacity() + ends.reach.capacity()) * std::mem::size_of::<Nanos>()
+    }
+}
+
+impl Row for QueuePiece {
+    type Id = usize;
+}
+
+/// One CPU's runqueue pieces, in order of their start.
+pub type QueuePieces = Table<QueuePiece>;
+
 impl QueuePieces {
-    pub(crate) fn begin(&mut self, start: Nanos, wait: u32) -> u32 {
+    pub(crate) fn begin(&mut self, start: Nanos, wait: Option<WaitId>) -> u32 {
         let index = self.len();
-        match self.block_last_end.get_mut(index / END_BLOCK) {
+        match self.aside.block_last_end.get_mut(index / END_BLOCK) {
             Some(latest) => *latest = (*latest).max(start),
-            None => self.block_last_end.push(start),
+            None => self.aside.block_last_end.push(start),
         }
         let start = self.times.encode(index, start);
         self.rows.push(PieceRow { start, duration: 0, wait });
@@ -468,46 +490,21 @@ impl QueuePieces {
         let index = index as usize;
         let start = self.start(index);
         let row = self.rows.get_mut(index);
-        row.duration = self.durations.encode(index, row.duration, end.saturating_sub(start));
-        let latest = &mut self.block_last_end[index / END_BLOCK];
+        row.duration = self.aside.durations.encode(index, row.duration, end.saturating_sub(start));
+        let latest = &mut self.aside.block_last_end[index / END_BLOCK];
         *latest = (*latest).max(end);
-    }
-
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    #[inline]
-    pub fn start(&self, index: usize) -> Nanos {
-        self.times.decode(index, self.rows.get(index).start)
     }
 
     #[inline]
     pub fn end_of(&self, index: usize) -> Nanos {
         let row = self.rows.get(index);
-        self.times.decode(index, row.start) + self.durations.decode(index, row.duration)
+        self.times.decode(index, row.start) + self.aside.durations.decode(index, row.duration)
     }
 
+    /// The wait piece `index` is part of (in a model built with waits).
     #[inline]
-    pub fn wait(&self, index: usize) -> u32 {
+    pub fn wait(&self, index: usize) -> Option<WaitId> {
         self.rows.get(index).wait
-    }
-
-    pub fn get(&self, index: usize) -> QueuePiece {
-        QueuePiece { start: self.start(index), end: self.end_of(index), wait: self.wait(index) }
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = QueuePiece> + '_ {
-        (0..self.len()).map(move |i| self.get(i))
-    }
-
-    /// The first piece that starts at or after `time`.
-    pub fn first_starting_at_or_after(&self, time: Nanos) -> usize {
-        self.times.partition_point(self.len(), |i| self.start(i), |start| start < time)
     }
 
     /// The pieces under way at `time` (begun before it, ending at or after it), in start
@@ -515,9 +512,9 @@ impl QueuePieces {
     /// index of ends instead of every earlier piece.
     pub fn open_at(&self, time: Nanos) -> impl Iterator<Item = usize> + '_ {
         let before = self.first_starting_at_or_after(time);
-        let first_block = self.reach.partition_point(|&end| end < time);
+        let first_block = self.aside.reach.partition_point(|&end| end < time);
         (first_block..before.div_ceil(END_BLOCK))
-            .filter(move |&block| self.block_last_end[block] >= time)
+            .filter(move |&block| self.aside.block_last_end[block] >= time)
             .flat_map(move |block| block * END_BLOCK..((block + 1) * END_BLOCK).min(before))
             .filter(move |&i| self.end_of(i) >= time)
     }
@@ -525,7 +522,8 @@ impl QueuePieces {
     /// Completes the index of ends once every piece has ended (each block's latest end
     /// was kept as its pieces began and ended: no pass over the pieces again).
     pub(crate) fn index_ends(&mut self) {
-        self.reach = self
+        self.aside.reach = self
+            .aside
             .block_last_end
             .iter()
             .scan(Nanos(0), |latest, &end| {
@@ -533,13 +531,6 @@ impl QueuePieces {
                 Some(*latest)
             })
             .collect();
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.rows.heap_bytes()
-            + self.times.heap_bytes()
-            + self.durations.heap_bytes()
-            + (self.block_last_end.capacity() + self.reach.capacity()) * std::mem::size_of::<Nanos>()
     }
 }
 
@@ -565,8 +556,9 @@ pub struct Wakeup {
     pub prev_cpu: Option<Cpu>,
     /// The CPU whose runqueue it was put on.
     pub target_cpu: Cpu,
-    /// Index in [`Waits`] of the wait the wakeup began, once the wakee was enqueued.
-    pub wait: Option<u32>,
+    /// The wait the wakeup began, once the wakee was enqueued (in a model built with
+    /// waits).
+    pub wait: Option<WaitId>,
 }
 
 const NEW_TASK: u8 = 1;
@@ -575,28 +567,62 @@ const HAS_WAKING: u8 = 2;
 /// A stored wakeup.
 #[derive(Copy, Clone, Debug)]
 #[repr(C)]
-struct WakeupRow {
+pub struct WakeupRow {
     /// `sched_waking` time, or the enqueue time without one.
     time: u32,
     wakee: TaskId,
     waker: TaskId,
-    wait: u32,
+    wait: Option<WaitId>,
     waker_cpu: u16,
     prev_cpu: u16,
     target_cpu: u16,
     bits: u8,
 }
 
-/// All wakeups of a trace, in order of their start.
-#[derive(Clone, Debug, Default)]
-pub struct Wakeups {
-    rows: Column<WakeupRow>,
-    times: Times,
+impl Layout for Wakeup {
+    type Stored = WakeupRow;
+    type Aside = ();
+    type Iter<'a> = ByRow<'a, Wakeup>;
+
+    #[inline]
+    fn time_offset(stored: &WakeupRow) -> u32 {
+        stored.time
+    }
+
+    fn read(table: &Wakeups, index: usize) -> Wakeup {
+        let row = table.rows.get(index);
+        let waking = row.bits & HAS_WAKING != 0;
+        Wakeup {
+            kind: if row.bits & NEW_TASK != 0 { WakeupKind::NewTask } else { WakeupKind::Wakeup },
+            wakee: row.wakee,
+            waking: waking.then(|| table.times.decode(index, row.time)),
+            waker: waking.then_some(row.waker),
+            waker_cpu: cpu_of(row.waker_cpu),
+            prev_cpu: cpu_of(row.prev_cpu),
+            target_cpu: Cpu(u32::from(row.target_cpu)),
+            wait: row.wait,
+        }
+    }
+
+    fn iter_range(table: &Wakeups, range: Range<usize>) -> ByRow<'_, Wakeup> {
+        ByRow::new(table, range)
+    }
+
+    fn aside_bytes(_: &()) -> usize {
+        0
+    }
 }
+
+impl Row for Wakeup {
+    type Id = WakeupId;
+}
+
+/// All wakeups of a trace, in order of their start.
+pub type Wakeups = Table<Wakeup>;
 
 impl Wakeups {
     /// A wakeup starting at `time`: with `sched_waking` when `waker` is given (task and
-    /// CPU), else at its enqueue. Returns its index.
+    /// CPU), else at its enqueue.
     pub(crate) fn begin(
         &mut self,
         time: Nanos,
@@ -604,66 +630,35 @@ impl Wakeups {
         waker: Option<(TaskId, Cpu)>,
         prev_cpu: Option<Cpu>,
         target_cpu: Cpu,
-    ) -> u32 {
-        let index = self.len();
+    ) -> WakeupId {
+        let (id, index) = (self.next_id(), self.len());
         let time = self.times.encode(index, time);
         self.rows.push(WakeupRow {
             time,
             wakee,
             waker: waker.map_or(TaskId::IDLE, |(task, _)| task),
-            wait: NO_ROW,
+            wait: None,
             waker_cpu: opt_cpu16(waker.map(|(_, cpu)| cpu)),
             prev_cpu: opt_cpu16(prev_cpu),
             target_cpu: cpu16(target_cpu),
             bits: if waker.is_some() { HAS_WAKING } else { 0 },
         });
-        index as u32
+        id
     }
 
-    /// The wakee of wakeup `index` was enqueued on `target` (wait `wait`).
-    pub(crate) fn enqueued(&mut self, index: u32, kind: WakeupKind, target: Cpu, wait: Option<u32>) {
-        let row = self.rows.get_mut(index as usize);
+    /// The wakee of wakeup `id` was enqueued on `target` (wait `wait`).
+    pub(crate) fn enqueued(&mut self, id: WakeupId, kind: WakeupKind, target: Cpu, wait: Option<WaitId>) {
+        let row = self.rows.get_mut(id.index());
         let bits = row.bits & !NEW_TASK;
         row.bits = if kind == WakeupKind::NewTask { bits | NEW_TASK } else { bits };
         row.target_cpu = cpu16(target);
-        row.wait = wait.unwrap_or(NO_ROW);
+        row.wait = wait;
     }
 
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The wait wakeup `index` began, if its wakee was enqueued.
+    /// The wait wakeup `id` began, if its wakee was enqueued.
     #[inline]
-    pub fn wait(&self, index: usize) -> Option<u32> {
-        Some(self.rows.get(index).wait).filter(|&w| w != NO_ROW)
-    }
-
-    pub fn get(&self, index: usize) -> Wakeup {
-        let row = self.rows.get(index);
-        let waking = row.bits & HAS_WAKING != 0;
-        Wakeup {
-            kind: if row.bits & NEW_TASK != 0 { WakeupKind::NewTask } else { WakeupKind::Wakeup },
-            wakee: row.wakee,
-            waking: waking.then(|| self.times.decode(index, row.time)),
-            waker: waking.then_some(row.waker),
-            waker_cpu: cpu_of(row.waker_cpu),
-            prev_cpu: cpu_of(row.prev_cpu),
-            target_cpu: Cpu(u32::from(row.target_cpu)),
-            wait: Some(row.wait).filter(|&w| w != NO_ROW),
-        }
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Wakeup> + '_ {
-        (0..self.len()).map(move |i| self.get(i))
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.rows.heap_bytes() + self.times.heap_bytes()
+    pub fn wait(&self, id: WakeupId) -> Option<WaitId> {
+        self.rows.get(id.index()).wait
     }
 }
 
@@ -707,7 +702,7 @@ pub struct Migration {
 /// A stored migration.
 #[derive(Copy, Clone, Debug)]
 #[repr(C)]
-struct MigrationRow {
+pub struct MigrationRow {
     time: u32,
     task: TaskId,
     from: u16,
@@ -715,12 +710,42 @@ struct MigrationRow {
     reason: u8,
 }
 
-/// All migrations of a trace, in time order.
-#[derive(Clone, Debug, Default)]
-pub struct Migrations {
-    rows: Column<MigrationRow>,
-    times: Times,
+impl Layout for Migration {
+    type Stored = MigrationRow;
+    type Aside = ();
+    type Iter<'a> = ByRow<'a, Migration>;
+
+    #[inline]
+    fn time_offset(stored: &MigrationRow) -> u32 {
+        stored.time
+    }
+
+    fn read(table: &Migrations, index: usize) -> Migration {
+        let row = table.rows.get(index);
+        Migration {
+            time: table.times.decode(index, row.time),
+            task: row.task,
+            from: Cpu(u32::from(row.from)),
+            to: Cpu(u32::from(row.to)),
+            reason: MIGRATION_REASONS[usize::from(row.reason)],
+        }
+    }
+
+    fn iter_range(table: &Migrations, range: Range<usize>) -> ByRow<'_, Migration> {
+        ByRow::new(table, range)
+    }
+
+    fn aside_bytes(_: &()) -> usize {
+        0
+    }
 }
+
+impl Row for Migration {
+    type Id = MigrationId;
+}
+
+/// All migrations of a trace, in time order.
+pub type Migrations = Table<Migration>;
 
 impl Migrations {
     pub(crate) fn push(&mut self, row: Migration) {
@@ -729,36 +754,9 @@ impl Migrations {
         self.rows.push(MigrationRow { time, task: row.task, from: cpu16(row.from), to: cpu16(row.to), reason });
     }
 
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     #[inline]
-    pub fn time(&self, index: usize) -> Nanos {
-        self.times.decode(index, self.rows.get(index).time)
-    }
-
-    pub fn get(&self, index: usize) -> Migration {
-        let row = self.rows.get(index);
-        Migration {
-            time: self.times.decode(index, row.time),
-            task: row.task,
-            from: Cpu(u32::from(row.from)),
-            to: Cpu(u32::from(row.to)),
-            reason: MIGRATION_REASONS[usize::from(row.reason)],
-        }
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Migration> + '_ {
-        (0..self.len()).map(move |i| self.get(i))
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.rows.heap_bytes() + self.times.heap_bytes()
+    pub fn time(&self, id: MigrationId) -> Nanos {
+        self.filed_at(id.index())
     }
 }
 
@@ -823,11 +821,6 @@ impl CpuTimeline {
     }
 }
 
-/// Bytes held by the trace-wide tables (for the memory report).
-pub(crate) fn heap_bytes(waits: &Waits, wakeups: &Wakeups, migrations: &Migrations) -> usize {
-    waits.heap_bytes() + wakeups.heap_bytes() + migrations.heap_bytes()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -837,7 +830,7 @@ mod tests {
         // 1,000 pieces, one every 10 ns, most 5 ns long, every 97th 3,000 ns long.
         let mut queue = QueuePieces::default();
         for i in 0..1000u64 {
-            let index = queue.begin(Nanos(i * 10), i as u32);
+            let index = queue.begin(Nanos(i * 10), None);
             queue.end(index, Nanos(i * 10 + if i % 97 == 0 { 3000 } else { 5 }));
         }
         queue.index_ends();
@@ -907,20 +900,20 @@ mod tests {
     fn rows_keep_every_field() {
         let mut w = Waits::default();
         let i = w.begin(TaskId::IDLE, Nanos(100), WaitCause::Preempted, Cpu(3));
-        assert_eq!(w.get(0).end_kind, WaitEnd::TraceEnd);
+        assert_eq!(w.get(i).end_kind, WaitEnd::TraceEnd);
         w.end(i, Nanos(150), WaitEnd::Lost, Cpu(7));
-        let row = w.get(0);
+        let row = w.get(i);
         assert_eq!(
             (row.start, row.end, row.cause, row.end_kind, row.ran_on),
             (Nanos(100), Nanos(150), WaitCause::Preempted, WaitEnd::Lost, Cpu(7))
         );
         let mut k = Wakeups::default();
-        k.begin(Nanos(5), TaskId::IDLE, None, None, Cpu(1));
-        k.enqueued(0, WakeupKind::NewTask, Cpu(2), Some(0));
-        let row = k.get(0);
+        let wakeup = k.begin(Nanos(5), TaskId::IDLE, None, None, Cpu(1));
+        k.enqueued(wakeup, WakeupKind::NewTask, Cpu(2), Some(i));
+        let row = k.get(wakeup);
         assert_eq!(
             (row.kind, row.waking, row.waker_cpu, row.target_cpu, row.wait),
-            (WakeupKind::NewTask, None, None, Cpu(2), Some(0))
+            (WakeupKind::NewTask, None, None, Cpu(2), Some(i))
         );
     }
 }

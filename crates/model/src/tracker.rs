@@ -11,6 +11,7 @@
 use crate::anomalies::{Anomalies, Anomaly};
 use crate::events::{EventContext, Sched};
 use crate::model::{Detail, Model};
+use crate::table::{WaitId, WakeupId};
 use crate::tables::*;
 use crate::tasks::{CommId, Comms, TaskId, Tasks};
 use std::collections::BTreeMap;
@@ -75,14 +76,14 @@ enum State {
     /// Forked, not yet runnable.
     New,
     Blocked,
-    /// Between `sched_waking` and `sched_wakeup` (its wakeup's row).
+    /// Between `sched_waking` and `sched_wakeup` (its wakeup, when wakeups are built).
     Waking {
-        wakeup: u32,
+        wakeup: Option<WakeupId>,
     },
     /// Waiting in `queue`'s runqueue since `queued` (its wait began at `waiting`); `wait`
-    /// and `piece` are its rows in the tables.
+    /// and `piece` are its rows in the tables (when they are built).
     Runnable {
-        wait: u32,
+        wait: Option<WaitId>,
         queue: Cpu,
         piece: u32,
         waiting: Nanos,
@@ -578,8 +579,8 @@ impl Tracker {
     }
 
     /// `task` becomes runnable on `cpu`'s runqueue; returns its wait's row.
-    fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) -> u32 {
-        let wait = if self.options.detail.waits() { self.waits.begin(task, time, cause, cpu) } else { NO_ROW };
+    fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) -> Option<WaitId> {
+        let wait = self.options.detail.waits().then(|| self.waits.begin(task, time, cause, cpu));
         let piece = self.start_queue_piece(cpu, task, wait, time);
         let runtime = &mut self.runtime[task.index()];
         runtime.state = State::Runnable { wait, queue: cpu, piece, waiting: time, queued: time };
@@ -588,7 +589,7 @@ impl Tracker {
     }
 
     /// Pieces are recorded when they start, so each CPU's pieces are in start order.
-    fn start_queue_piece(&mut self, cpu: Cpu, task: TaskId, wait: u32, time: Nanos) -> u32 {
+    fn start_queue_piece(&mut self, cpu: Cpu, task: TaskId, wait: Option<WaitId>, time: Nanos) -> u32 {
         let state = &mut self.cpu_state[cpu.index()];
         if state.queued.is_empty() {
             state.queued_since = time;
@@ -606,7 +607,7 @@ impl Tracker {
         let State::Runnable { wait, queue, piece, waiting, .. } = self.runtime[task.index()].state else { return };
         let time = time.max(waiting);
         self.end_queue_piece(queue, task, piece, time);
-        if wait != NO_ROW {
+        if let Some(wait) = wait {
             self.waits.end(wait, time, how, cpu);
         }
         self.runtime[task.index()].state = State::Blocked;
@@ -640,11 +641,10 @@ impl Tracker {
             State::New | State::Blocked | State::Unknown => {}
         }
         let prev_cpu = runtime.cpu.or(target_cpu);
-        let wakeup = if self.options.detail.wakeups() {
-            self.wakeups.begin(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu))
-        } else {
-            NO_ROW
-        };
+        let wakeup =
+            self.options.detail.wakeups().then(|| {
+                self.wakeups.begin(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu))
+            });
         self.runtime[task.index()].state = State::Waking { wakeup };
         if self.options.waking_enqueues {
             self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
@@ -662,18 +662,17 @@ impl Tracker {
                 return;
             }
             State::Waking { wakeup } => wakeup,
-            State::New | State::Blocked | State::Unknown if self.options.detail.wakeups() => {
-                self.wakeups.begin(ctx.ts, task, None, runtime.cpu, target)
+            State::New | State::Blocked | State::Unknown => {
+                self.options.detail.wakeups().then(|| self.wakeups.begin(ctx.ts, task, None, runtime.cpu, target))
             }
-            State::New | State::Blocked | State::Unknown => NO_ROW,
         };
         if let Some(from) = runtime.cpu.filter(|&c| c != target) {
             self.migrated(ctx.ts, task, from, target, MigrationReason::Inferred);
         }
         let cause = if kind == WakeupKind::NewTask { WaitCause::NewTask } else { WaitCause::Wakeup };
         let wait = self.enqueue(task, target, ctx.ts, cause);
-        if wakeup != NO_ROW {
-            self.wakeups.enqueued(wakeup, kind, target, (wait != NO_ROW).then_some(wait));
+        if let Some(wakeup) = wakeup {
+            self.wakeups.enqueued(wakeup, kind, target, wait);
         }
     }
 
@@ -763,7 +762,7 @@ impl Tracker {
             if piece != NO_ROW {
                 self.timelines[queue.index()].queue.end(piece, end);
             }
-            if wait != NO_ROW {
+            if let Some(wait) = wait {
                 self.waits.set_end(wait, end);
             }
         }

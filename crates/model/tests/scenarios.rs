@@ -56,7 +56,7 @@ fn wakeup_onto_another_cpu_records_waker_and_placement() {
          1: ...BBBB...
          1q ..........",
     );
-    let w = model.wakeups().get(0);
+    let w = model.wakeups().iter().next().expect("a wakeup");
     assert_eq!(w.wakee, task(&model, 2));
     assert_eq!(
         (w.waker, w.waker_cpu, w.prev_cpu, w.target_cpu),
@@ -98,7 +98,7 @@ fn migration_while_runnable_moves_the_wait_between_runqueues() {
     let b = task(&model, 2);
     let wait = model.waits().iter().find(|w| w.task == b).unwrap();
     assert_eq!((wait.start, wait.end, wait.ran_on), (Nanos(10), Nanos(60), Cpu(1)));
-    let m = model.migrations().get(0);
+    let m = model.migrations().iter().next().expect("a migration");
     assert_eq!((m.from, m.to, m.reason, m.time), (Cpu(0), Cpu(1), MigrationReason::LoadBalance, Nanos(40)));
 }
 
@@ -288,7 +288,7 @@ fn a_task_cannot_stay_queued_on_an_idle_cpu() {
         .finish();
     let timeline = &model.cpus()[0];
     assert_eq!(timeline.uncertain(), [(Nanos(1_000_000), Nanos(4_000_000))]);
-    let wait = model.waits().get(0);
+    let wait = model.waits().iter().next().expect("a wait");
     assert_eq!((wait.start, wait.end, wait.end_kind), (Nanos(1_000_000), Nanos(1_000_000), WaitEnd::Unrecorded));
     let idle: Vec<_> =
         timeline.segments().iter().filter(|s| s.task == TaskId::IDLE).map(|s| (s.start, s.end)).collect();

@@ -18,12 +18,9 @@ pub enum RecordError {
         #[source]
         source: io::Error,
     },
-    #[error("tracefs is not mounted and mounting it on {} failed: {source}", path.display())]
-    Mount {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    /// Mounting tracefs.
+    #[error(transparent)]
+    Mount(restore::Error),
     #[error("{}: unexpected content {text:?}", path.display())]
     Content { path: PathBuf, text: String },
     #[error("no event matches {0:?} (see available_events in tracefs)")]
@@ -55,6 +52,19 @@ pub enum RecordError {
 impl RecordError {
     pub(crate) fn file(path: impl Into<PathBuf>, source: io::Error) -> RecordError {
         RecordError::File { path: path.into(), source }
+    }
+}
+
+/// A guarded change of a kernel file or mount, in the recorder's words.
+impl From<restore::Error> for RecordError {
+    fn from(error: restore::Error) -> RecordError {
+        match error {
+            restore::Error::Read { path, source }
+            | restore::Error::Write { path, source, .. }
+            | restore::Error::Unmount { path, source } => RecordError::File { path, source },
+            restore::Error::Content { path, text } => RecordError::Content { path, text },
+            error @ restore::Error::Mount { .. } => RecordError::Mount(error),
+        }
     }
 }
 

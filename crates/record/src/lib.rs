@@ -26,8 +26,3 @@ pub use reader::Losses;
 pub use session::{DEFAULT_BUFFER_KB, RecordOptions, Recording, record};
 pub use tracefs::check_privileges;
 pub use workload::{Ended, Workload};
-
-/// Mounting the pseudo file systems (tracefs, debugfs) a recording or a knob needs.
-pub mod mounts {
-    pub use crate::tracefs::{mount, mount_point, unmount};
-}

@@ -3,11 +3,10 @@
 //! (`/proc/sys/kernel/sched_*` and debugfs's `sched/`), and uname. Analyses need these
 //! to read a trace later on another machine; unreadable parts are left out, never fatal.
 
-use crate::tracefs::{mount, mount_point, unmount};
 use model::{CpuPlace, Topology};
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tracedat::Cpu;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
@@ -108,15 +107,12 @@ pub(crate) fn tunables() -> Vec<(String, String)> {
 }
 
 fn with_debugfs(read: impl FnOnce(&Path)) {
-    if let Some(root) = mount_point("debugfs") {
-        return read(&root);
-    }
-    let root = PathBuf::from(DEBUGFS);
-    if mount("debugfs", &root).is_ok() {
+    let mut guard = restore::Guard::new();
+    if let Ok(root) = guard.mount("debugfs", Path::new(DEBUGFS)) {
         read(&root);
-        // Best effort: a failure leaves debugfs mounted, which harms nothing.
-        let _ = unmount(&root);
     }
+    // Best effort: a failure leaves debugfs mounted, which harms nothing.
+    let _ = guard.restore();
 }
 
 fn collect_tree(root: &Path, dir: &Path, depth: usize, found: &mut Vec<(String, String)>) {

@@ -5,7 +5,7 @@
 
 use crate::error::RecordError;
 use crate::events::{self, EventName};
-use crate::tracefs::{Tracefs, selected_clock};
+use crate::tracefs::Tracefs;
 use std::path::Path;
 use tracedat::RecordedContext;
 use tracedat::format::parse_field_list;
@@ -58,7 +58,7 @@ impl Output {
         w.set_printk_formats(&fs.read("printk_formats")?);
         w.set_cmdlines(&fs.read("saved_cmdlines")?);
         let clock_file = fs.read("trace_clock")?;
-        let clock = selected_clock(&clock_file)
+        let clock = restore::selected(&clock_file)
             .ok_or_else(|| RecordError::Content { path: fs.path("trace_clock"), text: clock_file.clone() })?;
         w.set_clock(clock);
         w.set_trace_clock_file(&clock_file);

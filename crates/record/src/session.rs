@@ -11,7 +11,7 @@ use crate::output::Output;
 use crate::reader::{CpuResult, Losses, Readers};
 use crate::state::TracefsGuard;
 use crate::tracefs::{Tracefs, check_privileges};
-use crate::workload::{Ended, Watch, Workload};
+use crate::workload::{self, Ended, Workload};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tracedat::FileVersion;
@@ -56,9 +56,9 @@ pub struct Recording {
 /// Records a trace as `options` say and writes it.
 pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     check_privileges()?;
-    let watch = Watch::start()?;
-    let (fs, mounted) = Tracefs::open()?;
-    let mut guard = TracefsGuard::new(fs, mounted);
+    let interrupts =
+        restore::Interrupts::start().map_err(|source| RecordError::System { context: "catching signals", source })?;
+    let mut guard = TracefsGuard::open()?;
     let mut context = RecordedContext {
         topology: machine::topology().map(|t| t.to_lscpu()),
         tunables: machine::tunables(),
@@ -80,12 +80,12 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let sinks =
         cpus.iter().map(|&cpu| output.writer.cpu_sink(tracedat::TraceWriter::TOP, cpu)).collect::<Result<_, _>>()?;
     let readers = Readers::start(guard.fs(), sinks, output.layout, output.page_size)?;
-    if let Some(signal) = watch.interrupted() {
+    if let Some(signal) = interrupts.signal() {
         return Err(RecordError::Interrupted(signal));
     }
     guard.set("tracing_on", "1")?;
     let started = Instant::now();
-    let ended = watch.run(&options.workload);
+    let ended = workload::run(&options.workload, &interrupts);
     guard.set("tracing_on", "0")?;
     let elapsed = started.elapsed();
     let (ended, affinity) = ended?;

@@ -1,18 +1,16 @@
 //! What runs while the trace records, and when the recording stops: a command (optionally
 //! after `sleep S`, which `--after-sleep` later recognises) until it exits, or the whole
 //! system for a duration or until interrupted. SIGINT, SIGTERM and SIGHUP are caught for
-//! the whole recording so that it always ends through the restoring path; during a command
-//! they are passed on to it, and the recording ends when it exits.
+//! the whole recording (`restore::Interrupts`, started by the session) so that it always
+//! ends through the restoring path; during a command they are passed on to it, and the
+//! recording ends when it exits.
 
 use crate::affinity::{AffinityWatch, every_task};
 use crate::error::RecordError;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::{Handle, Signals};
+use restore::{Interrupts, PassOn};
 use std::io;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tracedat::{CommandExit, TaskAffinity};
 
@@ -37,96 +35,28 @@ pub struct Ended {
     pub signal: Option<i32>,
 }
 
-enum Happening {
-    Exited(io::Result<ExitStatus>),
-    Signal(i32),
-}
-
-/// Catches the terminating signals from creation until drop.
-pub(crate) struct Watch {
-    tx: Sender<Happening>,
-    rx: Receiver<Happening>,
-    signals: Handle,
-}
-
-impl Watch {
-    pub fn start() -> Result<Watch, RecordError> {
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
-            .map_err(|source| RecordError::System { context: "catching signals", source })?;
-        let handle = signals.handle();
-        let (tx, rx) = channel();
-        let forward = tx.clone();
-        std::thread::Builder::new()
-            .name("record-signals".into())
-            .spawn(move || {
-                for signal in signals.forever() {
-                    if forward.send(Happening::Signal(signal)).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|source| RecordError::System { context: "starting the signal thread", source })?;
-        Ok(Watch { tx, rx, signals: handle })
-    }
-
-    /// A signal that came in before the workload started.
-    pub fn interrupted(&self) -> Option<i32> {
-        self.rx.try_iter().find_map(|h| match h {
-            Happening::Signal(s) => Some(s),
-            Happening::Exited(_) => None,
-        })
-    }
-
-    /// Runs the workload to its end; how it ended, and the CPU affinity of the tasks seen
-    /// meanwhile (the command's, or every task's at the start and the end).
-    pub fn run(&self, workload: &Workload) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
-        match workload {
-            Workload::Command { args, sleep, log } => self.run_command(spawn(args, *sleep, log.as_deref())?),
-            Workload::System(limit) => {
-                let mut affinity = every_task();
-                let happening = match limit {
-                    Some(limit) => self.rx.recv_timeout(*limit).ok(),
-                    None => self.rx.recv().ok(),
-                };
-                let signal = match happening {
-                    Some(Happening::Signal(s)) => Some(s),
-                    _ => None,
-                };
-                affinity.extend(every_task());
-                Ok((Ended { exit: None, pid: None, signal }, affinity))
-            }
-        }
-    }
-
-    fn run_command(&self, mut child: Child) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
-        let pid = child.id() as libc::pid_t;
-        let affinity = AffinityWatch::start(pid);
-        let tx = self.tx.clone();
-        std::thread::spawn(move || tx.send(Happening::Exited(child.wait())));
-        let mut signal = None;
-        loop {
-            match self.rx.recv().expect("the watch holds a sender") {
-                Happening::Exited(status) => {
-                    let status =
-                        status.map_err(|source| RecordError::System { context: "waiting for the command", source })?;
-                    let ended = Ended { exit: Some(exit_of(status)), pid: Some(pid as u32), signal };
-                    return Ok((ended, affinity.finish()));
-                }
-                Happening::Signal(s) => {
-                    signal = Some(s);
-                    // SAFETY: kill has no memory effects; the child is not reaped before
-                    // its exit is received here, so the pid is still the child's.
-                    unsafe { libc::kill(pid, s) };
-                }
-            }
+/// Runs the workload to its end; how it ended, and the CPU affinity of the tasks seen
+/// meanwhile (the command's, or every task's at the start and the end).
+pub(crate) fn run(workload: &Workload, interrupts: &Interrupts) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
+    match workload {
+        Workload::Command { args, sleep, log } => run_command(spawn(args, *sleep, log.as_deref())?, interrupts),
+        Workload::System(limit) => {
+            let mut affinity = every_task();
+            let signal = interrupts.wait(*limit);
+            affinity.extend(every_task());
+            Ok((Ended { exit: None, pid: None, signal }, affinity))
         }
     }
 }
 
-impl Drop for Watch {
-    fn drop(&mut self) {
-        self.signals.close();
-    }
+fn run_command(child: Child, interrupts: &Interrupts) -> Result<(Ended, Vec<TaskAffinity>), RecordError> {
+    let pid = child.id();
+    let affinity = AffinityWatch::start(pid as libc::pid_t);
+    let exited = interrupts
+        .wait_child(child, PassOn::EverySignal)
+        .map_err(|source| RecordError::System { context: "waiting for the command", source })?;
+    let ended = Ended { exit: Some(CommandExit::from(exited.status)), pid: Some(pid), signal: interrupts.signal() };
+    Ok((ended, affinity.finish()))
 }
 
 fn spawn(args: &[String], sleep: Option<f64>, log: Option<&Path>) -> Result<Child, RecordError> {
@@ -153,12 +83,4 @@ fn spawn(args: &[String], sleep: Option<f64>, log: Option<&Path>) -> Result<Chil
         command.stdin(Stdio::null()).stdout(file).stderr(error);
     }
     command.spawn().map_err(|source| RecordError::Spawn { program: program.clone(), source })
-}
-
-fn exit_of(status: ExitStatus) -> CommandExit {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => CommandExit::Code(code),
-        (None, Some(signal)) => CommandExit::Signal(signal),
-        (None, None) => CommandExit::Code(-1),
-    }
 }

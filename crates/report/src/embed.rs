@@ -1,5 +1,5 @@
 //! Which tiles of the viewer's level-of-detail pyramid go into the file, within the size
-//! budget. Tiles are the viewer's own (`view::tiles`: the timeline coloured by pid, and
+//! budget. Tiles are the viewer's own (`tiles::tile`: the timeline coloured by pid, and
 //! the running/waiting counts with the runqueue lengths composed from the trace's base
 //! columns), at the viewer's levels and indices, so the page asks for them exactly as it
 //! asks `schedlens view`. Whole levels are added from the one that shows the trace in a
@@ -14,8 +14,8 @@ use figures::timeline::Coloring;
 use model::{Cpu, Model, Nanos};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use view::pyramid::Pyramid;
-use view::tiles::{Layers, TilePlace, TileRequest, tile, timeline_tiles};
+use tiles::pyramid::Pyramid;
+use tiles::tile::{Layers, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 
 /// Columns of a tile (what the viewer's page asks for).
 pub const TILE_COLUMNS: u32 = 512;
@@ -77,9 +77,7 @@ impl TileSource<'_> {
     /// The coarsest level: every tile level above it shows the trace in one tile.
     fn top_level(&self) -> u32 {
         let (first, last) = self.bounds();
-        (0..=view::tiles::MAX_LEVEL)
-            .find(|&level| self.indices(level, first, last).len() <= 2)
-            .unwrap_or(view::tiles::MAX_LEVEL)
+        (0..=MAX_LEVEL).find(|&level| self.indices(level, first, last).len() <= 2).unwrap_or(MAX_LEVEL)
     }
 
     /// Adds the tiles of `level` with these indices (those not in yet) while the bundle

@@ -7,10 +7,10 @@
 //! `series`) adds its statistics and figure, with its fastest and slowest runs as the
 //! traces when they were recorded.
 //!
-//! The interactive part is `schedlens view`'s own page (crates/view/web) fed by a second
+//! The interactive part is `schedlens view`'s own page (crates/tiles/web) fed by a second
 //! data source: instead of asking the server for tiles, it inflates them from a
 //! level-of-detail pyramid embedded in the file (`embed`, built with the viewer's tile
-//! code), as deep as the size budget allows. The rest is plain HTML written here, so it
+//! engine, crates/tiles), as deep as the size budget allows. The rest is plain HTML written here, so it
 //! reads without script. The same input gives the same bytes.
 
 mod bundle;
@@ -26,19 +26,16 @@ use analysis::check::{Affinity, CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVER
 use analysis::stats::{Grouping, Stats};
 use analysis::{TaskFilter, Window};
 use bundle::Bundle;
-use model::{Marker, Model, Nanos, Pid, Topology};
-use view::pyramid::Pyramid;
+use model::{Marker, Nanos, Pid};
+use tiles::ShownTrace;
+use tiles::pyramid::Pyramid;
 
 /// One trace to report on, as the command line prepared it.
 pub struct ReportTrace {
-    /// Shown as its title (the file name).
-    pub name: String,
+    /// Its title, model, topology and origin (times are shown in seconds from there).
+    pub shown: ShownTrace,
     /// What `schedlens info` says of the file and the machine: (label, text) lines.
     pub description: Vec<(String, String)>,
-    pub model: Model,
-    pub topology: Option<Topology>,
-    /// Times are shown in seconds from here.
-    pub origin: Nanos,
     /// Trace markers to show on the timeline.
     pub markers: Vec<Marker>,
     /// The traced command's pid when the recording says (for `compare`'s workload).
@@ -78,7 +75,7 @@ impl Analysis {
     /// `trace` (number `n`) checked, summed up and swept, with the timeline tiles that
     /// may fit in `tile_budget` computed meanwhile.
     fn of(n: usize, trace: &ReportTrace, tile_budget: usize) -> Analysis {
-        let model = &trace.model;
+        let model = &trace.shown.model;
         let window = Window::new(model.start(), Nanos(model.end().0 + 1));
         let filter = TaskFilter::default();
         // Each part leaves cores idle in its serial stretches: they run side by side.
@@ -93,13 +90,18 @@ impl Analysis {
             let findings = scope.spawn(move || check(model, &request));
             let timelines = scope.spawn(move || {
                 let timelines = embed::Timelines::default();
-                let source =
-                    embed::TileSource { trace: n, model, origin: trace.origin, pyramid: None, timelines: &timelines };
+                let source = embed::TileSource {
+                    trace: n,
+                    model,
+                    origin: trace.shown.origin,
+                    pyramid: None,
+                    timelines: &timelines,
+                };
                 embed::prefetch(&source, tile_budget);
                 timelines.into_inner()
             });
             let stats = scope.spawn(|| analysis::stats::compute(model, window, &filter, Grouping::Command));
-            let pyramid = Pyramid::build(model, trace.origin, &filter);
+            let pyramid = Pyramid::build(model, trace.shown.origin, &filter);
             (
                 findings.join().expect("check does not panic"),
                 timelines.join().expect("tiling does not panic"),
@@ -154,8 +156,8 @@ pub fn build(
         progress(Stage::Tiles(n));
         let source = embed::TileSource {
             trace: n,
-            model: &trace.model,
-            origin: trace.origin,
+            model: &trace.shown.model,
+            origin: trace.shown.origin,
             pyramid: Some(&analysis.pyramid),
             timelines: &analysis.timelines,
         };
@@ -163,7 +165,7 @@ pub fn build(
             .findings
             .incidents
             .iter()
-            .map(|i| (relative(i.start, trace.origin), relative(i.end, trace.origin)))
+            .map(|i| (trace.shown.relative(i.start), trace.shown.relative(i.end)))
             .collect();
         let budget = bundle.size() + tile_budget;
         coverage.push(embed::embed(&source, &mut bundle, budget, &incidents));
@@ -172,9 +174,4 @@ pub fn build(
     bundle.add("doc".into(), doc.as_bytes());
     let html = shell.finish(&bundle);
     Report { html, coverage }
-}
-
-/// `time` in ns from `origin`.
-fn relative(time: Nanos, origin: Nanos) -> i64 {
-    (i128::from(time.0) - i128::from(origin.0)) as i64
 }

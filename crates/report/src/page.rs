@@ -1,5 +1,5 @@
 //! The HTML file: the viewer's page (its markup, style sheet and ES modules, taken from
-//! crates/view/web as they are) and the report's own module and style, all inline; the
+//! `tiles::assets` as they are) and the report's own module and style, all inline; the
 //! plain-HTML sections (the trace and the machine, incidents, statistics, migrations,
 //! comparisons); and the data bundle as base64.
 //!
@@ -11,34 +11,21 @@
 
 use crate::bundle::Bundle;
 use crate::series::{self, RunSeries};
-use crate::{Analysis, Options, ReportTrace, relative};
+use crate::{Analysis, Options, ReportTrace};
 use analysis::check::Kind;
 use base64::Engine;
+use experiment::compare::{Comparison, MeasureUnit, compare};
+use experiment::profile::Profile;
 use model::Nanos;
-use runs::compare::{Comparison, Unit, compare};
-use runs::profile::Profile;
 use std::fmt::Write;
+use tiles::assets;
 
-/// The viewer's modules (crates/view/web/js), in no particular order.
-const VIEW_MODULES: &[(&str, &str)] = &[
-    ("main.js", include_str!("../../view/web/js/main.js")),
-    ("source.js", include_str!("../../view/web/js/source.js")),
-    ("tile-format.js", include_str!("../../view/web/js/tile-format.js")),
-    ("tile-store.js", include_str!("../../view/web/js/tile-store.js")),
-    ("timescale.js", include_str!("../../view/web/js/timescale.js")),
-    ("state.js", include_str!("../../view/web/js/state.js")),
-    ("format.js", include_str!("../../view/web/js/format.js")),
-    ("draw.js", include_str!("../../view/web/js/draw.js")),
-    ("panels.js", include_str!("../../view/web/js/panels.js")),
-    ("view.js", include_str!("../../view/web/js/view.js")),
-];
-/// The report's modules (crates/report/web/js).
+/// The report's own modules (crates/report/web/js), after the viewer's (crates/tiles/web,
+/// listed in `tiles::assets`).
 const REPORT_MODULES: &[(&str, &str)] = &[
     ("embedded-source.js", include_str!("../web/js/embedded-source.js")),
     ("report.js", include_str!("../web/js/report.js")),
 ];
-const VIEW_HTML: &str = include_str!("../../view/web/index.html");
-const VIEW_CSS: &str = include_str!("../../view/web/style.css");
 const REPORT_CSS: &str = include_str!("../web/report.css");
 
 /// Incidents listed in the page's text at most (the side panel lists more).
@@ -63,7 +50,7 @@ impl Shell {
         options: &Options,
     ) -> Shell {
         let mut names: Vec<&str> = series.map(|s| s.dir.as_str()).into_iter().collect();
-        names.extend(traces.iter().map(|t| t.name.as_str()));
+        names.extend(traces.iter().map(|t| t.shown.name.as_str()));
         let mut head = String::with_capacity(256 * 1024);
         head.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         head.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -71,7 +58,7 @@ impl Shell {
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline' data:; style-src 'unsafe-inline'; img-src data:\">\n",
         );
         let _ = writeln!(head, "<title>schedlens report · {}</title>", escape(&names.join(", ")));
-        let _ = writeln!(head, "<style>\n{VIEW_CSS}\n{REPORT_CSS}</style>");
+        let _ = writeln!(head, "<style>\n{}\n{REPORT_CSS}</style>", assets::style().text());
         let _ = writeln!(head, "<script type=\"importmap\">{}</script>", import_map());
         head.push_str("</head>\n<body>\n<div id=\"report\">\n");
         write_header(&mut head, &names, series.is_some(), traces.len());
@@ -86,7 +73,7 @@ impl Shell {
             write_migrations(&mut head, traces, analyses);
             write_comparisons(&mut head, comparisons);
         }
-        let traces: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
+        let traces: Vec<&str> = traces.iter().map(|t| t.shown.name.as_str()).collect();
         let view = if traces.is_empty() {
             String::new()
         } else {
@@ -124,9 +111,8 @@ impl Shell {
 
 /// The import map naming every module `sl/NAME` as a `data:` URL.
 fn import_map() -> String {
-    let entries: Vec<String> = VIEW_MODULES
-        .iter()
-        .chain(REPORT_MODULES)
+    let entries: Vec<String> = assets::modules()
+        .chain(REPORT_MODULES.iter().copied())
         .map(|(name, source)| {
             let code = source.replace("from './", "from 'sl/");
             let url = format!("data:text/javascript;base64,{}", base64::engine::general_purpose::STANDARD.encode(code));
@@ -138,9 +124,10 @@ fn import_map() -> String {
 
 /// The viewer's markup (its `#app` element), as the report's `#viewer`.
 fn viewer_markup() -> &'static str {
-    let start = VIEW_HTML.find("<div id=\"app\">").map_or(0, |i| i + "<div id=\"app\">".len());
-    let end = VIEW_HTML.rfind("</body>").unwrap_or(VIEW_HTML.len());
-    let inner = &VIEW_HTML[start..end];
+    let html = assets::page().text();
+    let start = html.find("<div id=\"app\">").map_or(0, |i| i + "<div id=\"app\">".len());
+    let end = html.rfind("</body>").unwrap_or(html.len());
+    let inner = &html[start..end];
     // The markup ends with the closing tag of #app.
     inner.trim_end().strip_suffix("</div>").unwrap_or(inner)
 }
@@ -171,8 +158,8 @@ fn write_header(out: &mut String, names: &[&str], series: bool, traces: usize) {
 fn write_descriptions(out: &mut String, traces: &[ReportTrace]) {
     let _ = writeln!(out, "<section id=\"trace\"><h2>Trace and machine</h2>");
     for trace in traces {
-        let model = &trace.model;
-        let _ = writeln!(out, "<h3>{}</h3>\n<table class=\"facts\">", escape(&trace.name));
+        let model = &trace.shown.model;
+        let _ = writeln!(out, "<h3>{}</h3>\n<table class=\"facts\">", escape(&trace.shown.name));
         let mut lines = trace.description.clone();
         let span = model.end().0.saturating_sub(model.start().0);
         lines.push(("span".into(), format!("{} s", seconds(span as i64))));
@@ -211,7 +198,7 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
     );
     for (n, (trace, analysis)) in traces.iter().zip(analyses).enumerate() {
         let findings = &analysis.findings;
-        let _ = writeln!(out, "<h3>{}</h3>", escape(&trace.name));
+        let _ = writeln!(out, "<h3>{}</h3>", escape(&trace.shown.name));
         let window = findings.window.0.max(1) as f64;
         let counts: Vec<String> = Kind::ALL
             .iter()
@@ -250,7 +237,7 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
         }
         out.push_str("<ol class=\"report-incidents\">\n");
         for (rank, incident) in findings.incidents.iter().enumerate().take(LISTED_INCIDENTS) {
-            let start = relative(incident.start, trace.origin);
+            let start = trace.shown.relative(incident.start);
             let cpus: Vec<String> = incident.cpus.iter().map(|c| c.0.to_string()).collect();
             let pids: Vec<String> = incident.pids.iter().map(|p| p.0.to_string()).collect();
             let mut facts = vec![duration(incident.end.0.saturating_sub(incident.start.0))];
@@ -309,8 +296,7 @@ fn write_statistics(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
     );
     for (trace, analysis) in traces.iter().zip(analyses) {
         let stats = &analysis.stats;
-        let origin = trace.origin;
-        let _ = writeln!(out, "<h3>{}: per command</h3>", escape(&trace.name));
+        let _ = writeln!(out, "<h3>{}: per command</h3>", escape(&trace.shown.name));
         out.push_str("<div class=\"table-box\"><table class=\"stats sortable\"><thead><tr>");
         for (text, numeric) in [
             ("command", false),
@@ -328,7 +314,7 @@ fn write_statistics(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
         out.push_str("</tr></thead><tbody>\n");
         for row in stats.rows.iter().take(COMMAND_ROWS) {
             let time = |t: Option<Nanos>| {
-                t.map_or((i64::MIN, "-".to_string()), |t| (relative(t, origin), seconds(relative(t, origin))))
+                t.map_or((i64::MIN, "-".to_string()), |t| (trace.shown.relative(t), seconds(trace.shown.relative(t))))
             };
             let (first, first_text) = time(row.first_run);
             let (last, last_text) = time(row.last_run);
@@ -351,7 +337,7 @@ fn write_statistics(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
             let _ =
                 writeln!(out, "<p class=\"muted\">{} commands ran longest of {}.</p>", COMMAND_ROWS, stats.rows.len());
         }
-        let _ = writeln!(out, "<h3>{}: per CPU</h3>", escape(&trace.name));
+        let _ = writeln!(out, "<h3>{}: per CPU</h3>", escape(&trace.shown.name));
         out.push_str("<div class=\"table-box\"><table class=\"stats sortable\"><thead><tr>");
         for (text, numeric) in [
             ("CPU", true),
@@ -395,7 +381,7 @@ fn write_migrations(out: &mut String, traces: &[ReportTrace], analyses: &[Analys
     for (n, (trace, analysis)) in traces.iter().zip(analyses).enumerate() {
         let matrix = &analysis.findings.migrations;
         let total = matrix.total();
-        let _ = writeln!(out, "<h3>{}</h3>\n<p>{total} migrations.</p>", escape(&trace.name));
+        let _ = writeln!(out, "<h3>{}</h3>\n<p>{total} migrations.</p>", escape(&trace.shown.name));
         let _ =
             writeln!(out, "<div class=\"heat-box\"><canvas class=\"migration-map\" data-trace=\"{n}\"></canvas></div>");
     }
@@ -411,13 +397,13 @@ pub struct Named {
 
 /// The first trace compared with each other one, as `schedlens compare` compares them.
 pub fn comparisons(traces: &[ReportTrace]) -> Vec<Named> {
-    let profile = |t: &ReportTrace| Profile::of(&t.model, t.topology.as_ref(), t.command_pid, false);
+    let profile = |t: &ReportTrace| Profile::of(&t.shown.model, t.shown.topology.as_ref(), t.command_pid, false);
     let first = profile(&traces[0]);
     traces[1..]
         .iter()
         .map(|other| Named {
-            a: traces[0].name.clone(),
-            b: other.name.clone(),
+            a: traces[0].shown.name.clone(),
+            b: other.shown.name.clone(),
             comparison: compare(&first, &profile(other)),
         })
         .collect()
@@ -449,7 +435,7 @@ fn write_comparisons(out: &mut String, comparisons: &[Named]) {
         }
         out.push_str("</tr></thead><tbody>\n");
         for row in c.rows.iter().take(COMPARISON_ROWS) {
-            let digits = if row.unit == Unit::Seconds { 6 } else { 0 };
+            let digits = if row.unit == MeasureUnit::Seconds { 6 } else { 0 };
             let share = c.share(row);
             let _ = writeln!(
                 out,
@@ -505,17 +491,15 @@ mod tests {
     use std::path::Path;
 
     #[test]
-    fn every_module_of_the_viewer_and_the_report_is_embedded() {
-        for (dir, listed) in [("../view/web/js", VIEW_MODULES), ("web/js", REPORT_MODULES)] {
-            let mut on_disk: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            on_disk.sort();
-            let mut names: Vec<String> = listed.iter().map(|(n, _)| n.to_string()).collect();
-            names.sort();
-            assert_eq!(names, on_disk, "{dir}");
-        }
+    fn every_module_of_the_report_is_embedded() {
+        let mut on_disk: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("web/js"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let mut names: Vec<String> = REPORT_MODULES.iter().map(|(n, _)| n.to_string()).collect();
+        names.sort();
+        assert_eq!(names, on_disk);
     }
 
     #[test]

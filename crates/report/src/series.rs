@@ -7,9 +7,10 @@
 
 use crate::page::{escape, td, th};
 use base64::Engine;
-use runs::Results;
-use runs::report::running_times_figure;
-use runs::summary::{Summary, p_value};
+use documents::runs::Results;
+use experiment::figure::running_times_figure;
+use experiment::statistics;
+use experiment::summary::{SweepSummary, p_value};
 use std::fmt::Write;
 
 /// A results directory, read back.
@@ -23,7 +24,7 @@ impl RunSeries {
     /// The fastest and slowest successful runs (indices into the runs), when they differ
     /// or there is only one.
     pub fn extremes(&self) -> Vec<usize> {
-        let summary = Summary::of(&self.results);
+        let summary = SweepSummary::of(&self.results);
         let mut runs: Vec<usize> = summary.fastest.into_iter().chain(summary.slowest).collect();
         runs.dedup();
         runs
@@ -39,7 +40,7 @@ impl RunSeries {
 /// The series' section.
 pub fn write_section(out: &mut String, series: &RunSeries) {
     let results = &series.results;
-    let summary = Summary::of(results);
+    let summary = SweepSummary::of(results);
     let _ = writeln!(out, "<section id=\"runs\"><h2>Runs</h2>");
     let _ = writeln!(
         out,
@@ -87,7 +88,7 @@ pub fn write_section(out: &mut String, series: &RunSeries) {
 }
 
 /// Per setting its running times, and against the first setting.
-fn write_settings(out: &mut String, summary: &Summary) {
+fn write_settings(out: &mut String, summary: &SweepSummary) {
     let _ = writeln!(out, "<h3>Running time per setting (s)</h3>");
     out.push_str("<div class=\"table-box\"><table class=\"stats sortable\" id=\"settings\"><thead><tr>");
     let mut headers = vec![
@@ -154,8 +155,8 @@ fn write_settings(out: &mut String, summary: &Summary) {
         let _ = writeln!(
             out,
             "<p class=\"muted\">Against the first setting: the difference of medians with its bootstrap 95% interval ({} resamples of each setting, seed {:#x}) and the two-sided Mann-Whitney U test.</p>",
-            runs::stats::BOOTSTRAP_RESAMPLES,
-            runs::stats::BOOTSTRAP_SEED
+            statistics::BOOTSTRAP_RESAMPLES,
+            statistics::BOOTSTRAP_SEED
         );
     }
 }
@@ -175,7 +176,7 @@ fn write_figure(out: &mut String, results: &Results) {
 }
 
 /// Running time against each scheduler metric (recorded runs only).
-fn write_correlations(out: &mut String, results: &Results, summary: &Summary) {
+fn write_correlations(out: &mut String, results: &Results, summary: &SweepSummary) {
     if results.metrics.is_empty() || summary.correlations.is_empty() {
         return;
     }
@@ -206,7 +207,7 @@ fn write_correlations(out: &mut String, results: &Results, summary: &Summary) {
 }
 
 /// Every run, in the order they ran.
-fn write_run_list(out: &mut String, results: &Results, summary: &Summary) {
+fn write_run_list(out: &mut String, results: &Results, summary: &SweepSummary) {
     let _ = writeln!(out, "<h3>Every run</h3>");
     out.push_str("<div class=\"table-box\"><table class=\"stats sortable\" id=\"run-list\"><thead><tr>");
     for (text, numeric) in [

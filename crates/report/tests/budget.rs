@@ -12,11 +12,8 @@ fn trace(name: &str) -> ReportTrace {
     let (model, _) = Model::build(&trace, Detail::FULL, &mut |_| {}).unwrap();
     let origin: Nanos = model.start();
     ReportTrace {
-        name: name.to_string(),
+        shown: tiles::ShownTrace { name: name.to_string(), model, topology: None, origin },
         description: vec![("file".into(), name.into())],
-        model,
-        topology: None,
-        origin,
         markers: Vec::new(),
         affinity: None,
         command_pid: None,

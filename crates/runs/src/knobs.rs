@@ -3,14 +3,14 @@
 //! path below debugfs (`sched/base_slice_ns`, debugfs mounted for the sweep if it is not),
 //! or as any file under `/proc` or `/sys`.
 //!
-//! Every write goes through [`KnobGuard`], which read each knob's value before anything
-//! changed and writes it back at the end: explicitly on the normal path, from `Drop` on
-//! errors and panics (the sweep's signal handling turns Ctrl-C and SIGTERM into the
-//! normal path). Before a sweep starts, [`KnobGuard::probe`] writes every value it will
-//! use and then the original, so a knob that is missing, read-only, refused under kernel
-//! lockdown, or that rejects a value is a clear error before the first run.
+//! Every write goes through [`KnobGuard`], the knobs' face of `restore::Guard`, which read
+//! each knob's value before anything changed and writes it back at the end: explicitly on
+//! the normal path, from `Drop` on errors and panics (the sweep's signal handling turns
+//! Ctrl-C and SIGTERM into the normal path). Before a sweep starts, [`KnobGuard::probe`]
+//! writes every value it will use and then the original, so a knob that is missing,
+//! read-only, refused under kernel lockdown, or that rejects a value is a clear error
+//! before the first run.
 
-use record::mounts;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -30,8 +30,9 @@ pub enum KnobError {
     Read { name: String, path: PathBuf, error: io::Error },
     #[error("{name}: the kernel refused {value:?} in {}: {error}{}", path.display(), permission_hint(path, error))]
     Write { name: String, path: PathBuf, value: String, error: io::Error },
-    #[error("debugfs is not mounted and mounting it on {} failed: {error}", path.display())]
-    Mount { path: PathBuf, error: io::Error },
+    /// Mounting debugfs, undoing, or a value that cannot be written back.
+    #[error(transparent)]
+    Guard(restore::Error),
 }
 
 fn permission_hint(path: &Path, error: &io::Error) -> &'static str {
@@ -39,7 +40,7 @@ fn permission_hint(path: &Path, error: &io::Error) -> &'static str {
     match () {
         _ if !denied => "",
         _ if unsafe { libc::geteuid() } != 0 => " (changing scheduler knobs needs root)",
-        _ if path.starts_with(DEBUGFS) || mounts::mount_point("debugfs").is_some_and(|d| path.starts_with(d)) => {
+        _ if path.starts_with(DEBUGFS) || restore::mount_point("debugfs").is_some_and(|d| path.starts_with(d)) => {
             " (the kernel is in lockdown, which closes debugfs even to root: see `man kernel_lockdown`)"
         }
         _ => " (the kernel does not let even root change it here)",
@@ -145,38 +146,31 @@ pub struct Held {
 /// The knobs of a sweep, with their values from before it, written back when it ends.
 pub struct KnobGuard {
     held: Vec<Held>,
-    /// Where debugfs was mounted by this guard (to unmount at the end).
-    mounted: Option<PathBuf>,
-    restored: bool,
+    guard: restore::Guard,
 }
 
 impl KnobGuard {
     /// Reads every knob's value (mounting debugfs when a knob needs it and it is not).
     pub fn open(knobs: &[Knob]) -> Result<KnobGuard, KnobError> {
-        let mut guard = KnobGuard { held: Vec::new(), mounted: None, restored: false };
+        let mut guard = restore::Guard::new();
         let needs_debugfs = knobs.iter().any(|k| matches!(k.place, Place::Debugfs(_)));
-        let debugfs = match (needs_debugfs, mounts::mount_point("debugfs")) {
-            (false, _) => PathBuf::from(DEBUGFS),
-            (true, Some(root)) => root,
-            (true, None) => {
-                let root = PathBuf::from(DEBUGFS);
-                mounts::mount("debugfs", &root).map_err(|error| KnobError::Mount { path: root.clone(), error })?;
-                guard.mounted = Some(root.clone());
-                root
-            }
+        let debugfs = if needs_debugfs {
+            guard.mount("debugfs", Path::new(DEBUGFS)).map_err(KnobError::Guard)?
+        } else {
+            PathBuf::from(DEBUGFS)
         };
+        let mut held = Vec::with_capacity(knobs.len());
         for knob in knobs {
             let path = knob.path(&debugfs);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    return Err(KnobError::Missing { name: knob.name.clone(), hint: knob.missing_hint(), path });
+            let original = guard.remember(&path).map_err(|error| match error {
+                restore::Error::Read { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                    KnobError::Missing { name: knob.name.clone(), hint: knob.missing_hint(), path: path.clone() }
                 }
-                Err(error) => return Err(KnobError::Read { name: knob.name.clone(), path, error }),
-            };
-            guard.held.push(Held { name: knob.name.clone(), path, original: restorable_value(&text) });
+                error => in_words(&knob.name, error),
+            })?;
+            held.push(Held { name: knob.name.clone(), path, original });
         }
-        Ok(guard)
+        Ok(KnobGuard { held, guard })
     }
 
     pub fn held(&self) -> &[Held] {
@@ -200,69 +194,33 @@ impl KnobGuard {
     /// round or clamp).
     pub fn set(&mut self, index: usize, value: &str) -> Result<String, KnobError> {
         let held = &self.held[index];
-        let failed = |error| KnobError::Write {
-            name: held.name.clone(),
-            path: held.path.clone(),
-            value: value.to_string(),
-            error,
-        };
-        std::fs::write(&held.path, value).map_err(failed)?;
-        let shown = std::fs::read_to_string(&held.path).map_err(|error| KnobError::Read {
+        self.guard.set(&held.path, value).map_err(|error| in_words(&held.name, error))?;
+        let shown = restore::read_text(&held.path).map_err(|error| KnobError::Read {
             name: held.name.clone(),
             path: held.path.clone(),
             error,
         })?;
-        Ok(restorable_value(&shown))
+        Ok(restore::restorable_value(&shown).unwrap_or_else(|| shown.trim_end_matches('\n').to_string()))
     }
 
     /// Writes every original value back (last knob first) and unmounts debugfs if it was
     /// mounted here; the first failure is returned after trying everything.
-    pub fn restore(mut self) -> Result<(), KnobError> {
-        self.restore_all().into_iter().next().map_or(Ok(()), Err)
-    }
-
-    fn restore_all(&mut self) -> Vec<KnobError> {
-        self.restored = true;
-        let mut errors: Vec<KnobError> = self
-            .held
-            .iter()
-            .rev()
-            .filter_map(|held| {
-                std::fs::write(&held.path, &held.original).err().map(|error| KnobError::Write {
-                    name: held.name.clone(),
-                    path: held.path.clone(),
-                    value: held.original.clone(),
-                    error,
-                })
-            })
-            .collect();
-        if let Some(root) = self.mounted.take() {
-            errors.extend(mounts::unmount(&root).err().map(|error| KnobError::Mount { path: root, error }));
-        }
-        errors
+    pub fn restore(self) -> Result<(), KnobError> {
+        let KnobGuard { held, guard } = self;
+        guard.restore().map_err(|error| {
+            let knob = held.iter().find(|h| matches!(&error, restore::Error::Write { path, .. } if *path == h.path));
+            in_words(knob.map_or("", |h| &h.name), error)
+        })
     }
 }
 
-impl Drop for KnobGuard {
-    fn drop(&mut self) {
-        if self.restored {
-            return;
-        }
-        for error in self.restore_all() {
-            eprintln!("schedlens: warning: could not restore a knob: {error}");
-        }
-    }
-}
-
-/// The value to write back for a file's text: the selected word of a choice list
-/// (`always [madvise] never` → `madvise`), else the text without its line end.
-fn restorable_value(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let selected: Vec<&str> =
-        words.iter().filter_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']'))).collect();
-    match selected.as_slice() {
-        [one] if words.len() > 1 => one.to_string(),
-        _ => text.trim_end_matches('\n').to_string(),
+/// A guard's error in the words of the knob it concerns.
+fn in_words(name: &str, error: restore::Error) -> KnobError {
+    let name = name.to_string();
+    match error {
+        restore::Error::Read { path, source } => KnobError::Read { name, path, error: source },
+        restore::Error::Write { path, value, source } => KnobError::Write { name, path, value, error: source },
+        error => KnobError::Guard(error),
     }
 }
 
@@ -290,13 +248,6 @@ mod tests {
         for bad in ["kernel.x", "kernel.x=", "kernel.x=1,,2", "=1"] {
             assert!(KnobValues::parse(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn values_written_back() {
-        assert_eq!(restorable_value("always [madvise] never\n"), "madvise");
-        assert_eq!(restorable_value("100\n"), "100");
-        assert_eq!(restorable_value("4\t4\t1\t7\n"), "4\t4\t1\t7");
     }
 
     #[test]

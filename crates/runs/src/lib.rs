@@ -1,36 +1,25 @@
-//! Repeated runs and knob sweeps, and the comparison of two traces: the experiment the
-//! schedgraph paper starts from (run a benchmark ten times, sort the running times, trace
-//! runs, compare the fastest with the slowest, and after a change compare before with
-//! after), and the sysctl-tunables talk's sweeps of scheduler knobs, with the statistics
-//! that say whether a difference is real and the scheduler metrics that go with it.
+//! Repeated runs and knob sweeps: the experiment the schedgraph paper starts from (run a
+//! benchmark ten times, sort the running times, trace runs, compare the fastest with the
+//! slowest), and the sysctl-tunables talk's sweeps of scheduler knobs. This crate has the
+//! side effects (knobs, processes, signals, recording, files); what the runs and traces
+//! say (metrics, statistics, summary, comparison) is the `experiment` crate's.
 //!
 //! - [`knobs`]: knobs named as sysctl, debugfs or /proc and /sys paths, probed before a
 //!   sweep and restored after it on every way out;
-//! - [`exec`]: running the command and measuring it; signals that stop a sweep;
-//! - [`sweep`]: the interleaved run loop, untraced or recorded;
-//! - [`profile`]: what a trace says about the scheduler during the workload (the one
-//!   adapter that reads `check`'s findings);
-//! - [`stats`]: quantiles, bootstrap, Mann-Whitney U, Spearman;
-//! - [`summary`] and [`report`]: the summary text, the results files and figures;
-//! - [`compare`]: the differences between two traces, ranked by how much of the
-//!   difference in running time they account for.
+//! - [`exec`]: running the command and measuring it (signals through `restore`);
+//! - [`sweep`]: the interleaved run loop, untraced or recorded, with each trace's metrics;
+//! - [`files`]: the results directory's files, written and read back.
 
-pub mod compare;
 pub mod exec;
+pub mod files;
 pub mod knobs;
-pub mod profile;
-pub mod report;
-pub mod results;
-pub mod stats;
-pub mod summary;
 pub mod sweep;
 
-pub use results::Results;
 pub use sweep::{Progress, SweepRequest, sweep};
 
 use std::path::{Path, PathBuf};
 
-/// Why a sweep, a report or a comparison failed.
+/// Why a sweep, or writing or reading its results, failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunsError {
     #[error("{0}")]

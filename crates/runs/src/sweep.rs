@@ -6,11 +6,12 @@
 //! analysis runs between measurements.
 
 use crate::RunsError;
-use crate::exec::{Interrupts, Measured, children_times, run_untraced};
+use crate::exec::{Measured, children_times, run_untraced};
 use crate::knobs::{KnobGuard, KnobValues};
-use crate::profile::{Profile, metric_catalog};
-use crate::results::{KnobRecord, Results, Run, Setting};
+use documents::runs::{KnobRecord, Results, Setting, SweepRun};
+use experiment::profile::{Profile, metric_catalog};
 use record::{RecordOptions, Workload};
+use restore::Interrupts;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tracedat::CommandExit;
@@ -36,7 +37,7 @@ pub enum Progress<'a> {
     /// Run `index` (from 0) of `total` is about to start.
     Run { index: usize, total: usize, setting: &'a str, elapsed: Duration },
     /// A run ended.
-    Ran { index: usize, total: usize, run: &'a Run },
+    Ran { index: usize, total: usize, run: &'a SweepRun },
     /// Trace `index` of `total` is being analysed.
     Analysing { index: usize, total: usize },
 }
@@ -109,7 +110,7 @@ pub fn sweep(request: &SweepRequest, progress: &mut dyn FnMut(Progress<'_>)) -> 
         }
         let names = RunFiles::new(&request.dir, index + 1, setting, repetition + 1);
         let Some(measured) = run_once(request, &names, &interrupts)? else { break };
-        let run = Run {
+        let run = SweepRun {
             order: index + 1,
             setting,
             repetition: repetition + 1,
@@ -183,7 +184,7 @@ impl RunFiles {
 /// One run after the sleep; `None` when a signal cut the sleep short.
 fn run_once(request: &SweepRequest, files: &RunFiles, interrupts: &Interrupts) -> Result<Option<Measured>, RunsError> {
     if !request.record {
-        if !interrupts.sleep(request.sleep) {
+        if interrupts.wait(Some(request.sleep)).is_some() {
             return Ok(None);
         }
         return Ok(Some(run_untraced(&request.command, &files.path(&files.log), interrupts)?));

@@ -7,7 +7,9 @@
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
 use analysis::Window;
-use analysis::check::{Affinity, Cause, CheckRequest, Findings, Incident, Kind, MigrationMatrix, Pinning, check};
+use analysis::check::{
+    Affinity, BoundWaits, Cause, CheckRequest, Diffuse, Findings, Incident, Kind, MigrationMatrix, Pinning, check,
+};
 use anyhow::{Context, Result};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
@@ -105,7 +107,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 }
 
 /// The tasks' CPU affinity, when the trace recorded it (`schedlens record` does).
-pub(crate) fn recorded_affinity(trace: &tracedat::Trace) -> Option<Affinity> {
+pub(crate) fn recorded_affinity(trace: &inputs::Input) -> Option<Affinity> {
     let context = trace.recorded_context()?;
     let seen = context.affinity.into_iter().map(|a| (Pid(a.pid), a.cpus.into_iter().map(Cpu).collect()));
     Some(Affinity::new(seen)).filter(|a| !a.is_empty())
@@ -138,6 +140,11 @@ fn to_json(
             "migrations": findings.migrations.dense(DENSE_JSON_CPUS),
             "migration_pairs": findings.migrations.pairs.iter().map(|&(from, to, n)| [u64::from(from.0), u64::from(to.0), n]).collect::<Vec<_>>(),
             "migrations_outside": findings.migrations.outside,
+            "bound_kthread_waits": bound_waits_json(&findings.bound_waits),
+            "diffuse": findings.diffuse.as_ref().map(|d| json!({
+                "start_ns": d.start.0, "end_ns": d.end.0, "lost_cpu_ns": d.lost_ns,
+                "cpus_lost_on_average": d.cpus_lost(findings.window), "cpus": d.cpus, "tasks": d.tasks,
+                "stretch_ns": d.stretch_ns})),
             "wakeups": {
                 "total": findings.wakeups.total,
                 "previous_cpu": findings.wakeups.previous_cpu,
@@ -148,6 +155,15 @@ fn to_json(
             },
         }
     })
+}
+
+fn bound_waits_json(bound: &BoundWaits) -> serde_json::Value {
+    let longest = bound.longest.as_ref().map(|w| {
+        json!({"pid": w.pid.0, "comm": w.comm, "cpu": w.cpu.0, "start_ns": w.start.0, "end_ns": w.end.0,
+               "held_by_pid": w.held_by.as_ref().map(|(pid, _)| pid.0),
+               "held_by_comm": w.held_by.as_ref().map(|(_, comm)| comm)})
+    });
+    json!({"waits": bound.waits, "waited_ns": bound.waited_ns, "longest": longest})
 }
 
 /// The dense `migrations` matrix is left out (null) beyond this many CPUs; the pairs are
@@ -161,7 +177,10 @@ fn incident_json(i: &Incident, markers: &[Marker]) -> serde_json::Value {
     let tasks: Vec<serde_json::Value> = i
         .tasks
         .iter()
-        .map(|t| json!({"pid": t.pid.0, "comm": t.comm, "lost_ns": t.lost_ns, "waits": t.waits, "pinning": t.pinning.name()}))
+        .map(|t| {
+            json!({"pid": t.pid.0, "comm": t.comm, "lost_ns": t.lost_ns, "waits": t.waits, "pinning": t.pinning.name(),
+                   "pinned_since_ns": t.pinned_since.map(|n| n.0)})
+        })
         .collect();
     let evidence: Vec<serde_json::Value> = i
         .evidence
@@ -173,6 +192,8 @@ fn incident_json(i: &Incident, markers: &[Marker]) -> serde_json::Value {
         .collect();
     json!({"kind": i.kind.name(), "start_ns": i.start.0, "end_ns": i.end.0, "cpus": cpus(&i.cpus),
            "idle_cpus": cpus(&i.idle_cpus), "idle_cpu_count": i.idle_cpu_count,
+           "idle_cpus_on_average": i.idle_cpus_on_average, "idle_cpus_at_once": i.idle_cpus_at_once,
+           "cpus_at_once": i.cpus_at_once,
            "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(), "tasks": tasks, "lost_cpu_ns": i.lost_cpu_ns,
            "density": i.density(), "waits": i.waits, "causes": causes, "pinning": i.pinning.name(),
            "evidence": evidence, "explanation": i.explanation,
@@ -275,7 +296,42 @@ fn summary(args: &Args, findings: &Findings, affinity: Option<&Affinity>) -> Str
         Some(a) => text.push_str(&format!(" CPU affinity recorded for {} tasks.", a.len())),
         None => text.push_str(" No CPU affinity in the trace: pinning is inferred."),
     }
+    if let Some(diffuse) = &findings.diffuse {
+        text.push_str(&diffuse_text(diffuse, findings.window));
+    }
+    text.push_str(&bound_waits_text(&findings.bound_waits));
     text
+}
+
+/// Diffuse waste in a sentence.
+fn diffuse_text(diffuse: &Diffuse, window: Nanos) -> String {
+    format!(
+        " Diffuse waste: for {:.1} s tasks waited while other CPUs idled a little everywhere ({} CPUs, {} tasks), \
+         losing {:.2} CPUs on average over the window ({:.1} ms of CPU time), no CPU more than a sixteenth of its \
+         time; its densest stretches (up to {:.1} ms each) are listed.",
+        diffuse.end.saturating_sub(diffuse.start).as_secs_f64(),
+        diffuse.cpus,
+        diffuse.tasks,
+        diffuse.cpus_lost(window),
+        diffuse.lost_ns as f64 / 1e6,
+        diffuse.stretch_ns as f64 / 1e6
+    )
+}
+
+/// The bound kernel threads' waits in a sentence (none: nothing).
+fn bound_waits_text(bound: &BoundWaits) -> String {
+    let Some(longest) = &bound.longest else { return String::new() };
+    let held = longest.held_by.as_ref().map_or_else(String::new, |(pid, comm)| format!(" behind {comm}:{pid}"));
+    format!(
+        " Kernel threads bound to one CPU waited on it while other CPUs idled {} times, {:.1} ms of waiting in all (not \
+         waste: no other CPU could run them); the longest, {}:{}, {:.1} ms on CPU {}{held}.",
+        bound.waits,
+        bound.waited_ns as f64 / 1e6,
+        longest.comm,
+        longest.pid.0,
+        longest.end.saturating_sub(longest.start).0 as f64 / 1e6,
+        longest.cpu.0
+    )
 }
 
 fn write_wakeups(out: &mut dyn Write, w: &analysis::check::WakeupPlacements) -> Result<()> {

@@ -3,12 +3,12 @@
 //! progress bar and the warnings users need to see.
 
 use crate::progress::Progress;
-use crate::{Outcome, usage};
+use crate::{Outcome, report_damage, usage};
 use analysis::{TaskFilter, Window, WindowError, WindowRequest};
 use anyhow::{Context, Result, bail};
+use inputs::Input;
 use model::{Anomaly, Detail, Model, Nanos};
 use std::path::Path;
-use tracedat::{Selection, Trace};
 
 /// Parses a number of seconds: finite, 0 or more (for `value_parser`).
 pub fn seconds(text: &str) -> Result<f64, String> {
@@ -18,12 +18,13 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Opens a trace; a file that cannot be opened gets one sentence naming it.
-pub fn open_trace(path: &Path) -> Result<Trace> {
+/// Opens a trace (trace.dat or perf.data, by its magic bytes); a file that cannot be
+/// opened gets one sentence naming it.
+pub fn open_trace(path: &Path) -> Result<Input> {
     match std::fs::metadata(path) {
         Err(error) => bail!("cannot open {}: {error}", path.display()),
         Ok(metadata) if metadata.is_dir() => bail!("{} is a directory, not a trace file", path.display()),
-        Ok(_) => Ok(Trace::open(path)?),
+        Ok(_) => Ok(Input::open(path)?),
     }
 }
 
@@ -79,7 +80,7 @@ const DAMAGE: [Anomaly; 3] = [Anomaly::CpuOutOfRange, Anomaly::MissingField, Ano
 
 /// A trace's model, with what building it met.
 pub struct Loaded {
-    pub trace: Trace,
+    pub trace: Input,
     pub model: Model,
     /// The buffer the model was built from ("" is the top buffer).
     pub buffer: String,
@@ -90,8 +91,20 @@ pub struct Loaded {
 /// progress and printing warnings.
 pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
     let trace = open_trace(path)?;
-    let progress = Progress::bytes(trace.data_size(&Selection::all()), "reading");
-    let (model, report) = Model::build(&trace, detail, &mut |done| progress.set(done))?;
+    let progress = Progress::bytes(trace.data_size(), "reading");
+    // Each container's own stream, so the model's hot loop is built for it.
+    let built = match &trace {
+        Input::TraceDat(source) => Model::build(source, detail, &mut |done| progress.set(done)),
+        Input::PerfData(source) => Model::build(source, detail, &mut |done| progress.set(done)),
+    };
+    let (model, report) = match built {
+        Ok(built) => built,
+        Err(error) => {
+            // A perf.data's damage was found when it was read: say where before why.
+            report_damage(&tracedat::EventSource::damage(&trace));
+            return Err(error.into());
+        }
+    };
     drop(progress);
     let name = path.display();
     if report.unknown_events > 0 {

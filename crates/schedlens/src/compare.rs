@@ -9,12 +9,12 @@ use crate::Outcome;
 use crate::common::load_model;
 use crate::figure::OutputArgs;
 use anyhow::Result;
+use experiment::compare::{Comparison, MeasureUnit, compare};
+use experiment::profile::Profile;
 use figures::difference_bars::difference_bars;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use runs::compare::{Comparison, Unit, compare};
-use runs::profile::Profile;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Text => out.write_all(comparison.to_text(&a, &b, args.top).as_bytes())?,
-        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&comparison.to_json(&a, &b))?)?,
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&comparison.to_document(&a, &b))?)?,
     }
     let pages = figure_pages(&args, &sides, &comparison, figure_format);
     args.output.write(&figure_path, figure_format, pages)?;
@@ -124,7 +124,7 @@ fn figure_pages(args: &Args, sides: &[Side; 2], comparison: &Comparison, format:
     let bars: Vec<(String, f64)> = comparison
         .rows
         .iter()
-        .filter(|r| r.unit == Unit::Seconds)
+        .filter(|r| r.unit == MeasureUnit::Seconds)
         .take(args.top)
         .map(|r| (r.what.clone(), r.delta()))
         .collect();

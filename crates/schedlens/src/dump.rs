@@ -1,19 +1,24 @@
 //! `schedlens dump`: every event of a trace, as text exactly as `trace-cmd report -R -t`
 //! prints it, or as one JSON object per line with every field's raw value (and the
-//! symbol names and bprint messages trace-cmd shows).
+//! symbol names and bprint messages trace-cmd shows). A perf.data's events are printed
+//! in `perf script`'s layout with raw field values (`perf_text`), or as the same JSON.
 
 use crate::common::{open_trace, seconds};
 use crate::progress::Progress;
 use crate::{Outcome, report_damage, usage};
 use anyhow::{Context, Result, bail};
+use inputs::Input;
+use perfdata::PerfData;
 use std::io::Write;
 use std::path::PathBuf;
 use tracedat::format::EventFormat;
-use tracedat::{Event, Item, Lost, Nanos, ReportPrinter, Selection, Trace, Value, bprint_message};
+use tracedat::{
+    Event, EventItems, EventSource, Item, Lost, Nanos, ReportPrinter, Selection, Trace, Value, bprint_message,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The trace.dat file.
+    /// The trace.dat or perf.data file.
     trace: PathBuf,
     /// One JSON object per line instead of text.
     #[arg(long)]
@@ -62,16 +67,22 @@ pub fn run(args: Args) -> Result<Outcome> {
             return Err(usage(format!("--min {min} is not before --max {max}")));
         }
     }
-    let trace = open_trace(&args.trace)?;
+    match open_trace(&args.trace)? {
+        Input::TraceDat(trace) => dump_trace_dat(&args, &trace),
+        Input::PerfData(perf) => dump_perf_data(&args, &perf),
+    }
+}
+
+fn dump_trace_dat(args: &Args, trace: &Trace) -> Result<Outcome> {
     let events = match &args.event {
-        Some(names) => Some(event_ids(&trace, names)?),
+        Some(names) => Some(event_ids(trace, names)?),
         None => None,
     };
     let selection = Selection { cpus: args.cpu.clone().map(|list| list.0), ..Selection::all() };
     let progress = Progress::bytes(trace.data_size(&selection), "dumping");
     let mut stdout = std::io::stdout().lock();
     let mut stream = trace.events_of(&selection);
-    let mut printer = Printer::new(&trace, args.json);
+    let mut printer = Printer::new(trace, args.json);
     let mut window: Option<(Nanos, Nanos)> = None;
     let mut count = 0u64;
     loop {
@@ -115,13 +126,52 @@ pub fn run(args: Args) -> Result<Outcome> {
     Ok(report_damage(stream.damage()))
 }
 
+/// A perf.data's events: the selected CPUs merged in time order.
+fn dump_perf_data(args: &Args, perf: &PerfData) -> Result<Outcome> {
+    let ids = match &args.event {
+        Some(names) => Some(event_ids(perf, names)?),
+        None => None,
+    };
+    let mut stream = perf.events_of(args.cpu.as_ref().map(|list| &list.0[..]));
+    let mut printer = crate::perf_text::PerfPrinter::new(perf, args.json);
+    let mut stdout = std::io::stdout().lock();
+    let mut window: Option<(Nanos, Nanos)> = None;
+    while let Some(item) = stream.next() {
+        match item {
+            Item::Lost(lost) => printer.lost(&lost),
+            Item::Event(event) => {
+                let (start, end) = *window.get_or_insert_with(|| time_window(event.ts, args.min, args.max));
+                if event.ts < start || ids.as_ref().is_some_and(|ids| !ids.contains(&event.id)) {
+                    continue;
+                }
+                if event.ts > end {
+                    break;
+                }
+                printer.event(&event);
+            }
+        }
+        if printer.out.len() >= 1 << 16 {
+            stdout.write_all(&printer.out).context("writing the dump")?;
+            printer.out.clear();
+        }
+    }
+    stdout.write_all(&printer.out).and_then(|()| stdout.flush()).context("writing the dump")?;
+    if stream.unknown_events() > 0 {
+        eprintln!(
+            "schedlens: warning: {} events have no format in the file and were printed undecoded",
+            stream.unknown_events()
+        );
+    }
+    Ok(report_damage(&perf.damage_found()))
+}
+
 fn time_window(first: Nanos, min: Option<f64>, max: Option<f64>) -> (Nanos, Nanos) {
     let start = min.map_or(Nanos::ZERO, |s| first + Nanos::from_secs_f64(s));
     let end = max.map_or(Nanos::MAX, |s| first + Nanos::from_secs_f64(s));
     (start, end)
 }
 
-fn event_ids(trace: &Trace, names: &[String]) -> Result<Vec<u32>> {
+fn event_ids<S: EventSource>(trace: &S, names: &[String]) -> Result<Vec<u32>> {
     names
         .iter()
         .map(|name| match trace.formats().by_name(name) {
@@ -189,7 +239,7 @@ fn keys_of<'k>(keys: &'k mut Vec<Option<FormatKeys>>, format: &EventFormat) -> &
 }
 
 /// A string as JSON, escaped by serde_json.
-fn json_str(out: &mut Vec<u8>, text: &str) {
+pub(crate) fn json_str(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(out, text).expect("writing JSON into memory cannot fail");
 }
 
@@ -304,34 +354,38 @@ impl<'t> Printer<'t> {
         }
     }
 
-    /// A field's raw value: numbers as numbers, text as a string, arrays as arrays of
-    /// numbers, `null` when the record is too short.
     fn value(&mut self, value: Option<Value<'_>>) {
-        match value {
-            None => self.out.extend_from_slice(b"null"),
-            Some(Value::Unsigned(v)) => self.number(v),
-            Some(Value::Signed(v)) => self.number(v),
-            Some(Value::Str(s)) => json_bytes(&mut self.out, s),
-            Some(array @ Value::Array { .. }) => {
-                self.out.push(b'[');
-                for (i, element) in array.elements().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.value(Some(element));
+        json_value(&mut self.out, &mut self.numbers, value);
+    }
+}
+
+/// A field's raw value as JSON: numbers as numbers, text as a string, arrays as arrays of
+/// numbers, `null` when the record is too short.
+pub(crate) fn json_value(out: &mut Vec<u8>, numbers: &mut itoa::Buffer, value: Option<Value<'_>>) {
+    match value {
+        None => out.extend_from_slice(b"null"),
+        Some(Value::Unsigned(v)) => out.extend_from_slice(numbers.format(v).as_bytes()),
+        Some(Value::Signed(v)) => out.extend_from_slice(numbers.format(v).as_bytes()),
+        Some(Value::Str(s)) => json_bytes(out, s),
+        Some(array @ Value::Array { .. }) => {
+            out.push(b'[');
+            for (i, element) in array.elements().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                self.out.push(b']');
+                json_value(out, numbers, Some(element));
             }
-            Some(Value::Bytes(bytes)) => {
-                self.out.push(b'[');
-                for (i, &b) in bytes.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.number(b);
+            out.push(b']');
+        }
+        Some(Value::Bytes(bytes)) => {
+            out.push(b'[');
+            for (i, &b) in bytes.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                self.out.push(b']');
+                out.extend_from_slice(numbers.format(b).as_bytes());
             }
+            out.push(b']');
         }
     }
 }

@@ -63,7 +63,11 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let context = || format!("exporting {} as {:?}", path.display(), args.format);
-    if args.format == Format::Perfetto && filters_nothing(&args.window) {
+    // A perf.data is read whole when opened, so it is opened once, for the model.
+    if args.format == Format::Perfetto
+        && filters_nothing(&args.window)
+        && inputs::Kind::of_file(path) == inputs::Kind::TraceDat
+    {
         return perfetto_while_modelling(args, path).with_context(context);
     }
     let Loaded { trace, model, buffer, outcome } = load_model(path, model::Detail::FULL)?;
@@ -73,7 +77,7 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let affinity = crate::check::recorded_affinity(&trace);
     let input =
         Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, min_lost, affinity: affinity.as_ref() };
-    let bar = Progress::bytes(trace.data_size(&tracedat::Selection::all()), "exporting");
+    let bar = Progress::bytes(trace.data_size(), "exporting");
     let mut progress = |done: u64, _total: u64| bar.set(done);
     let out = &args.output;
     let message = match args.format {
@@ -98,7 +102,7 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
 fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
     let trace = open_trace(path)?;
     // The buffer Model::build reads: the top one, else the first.
-    let buffers = trace.buffers();
+    let buffers = trace.trace_dat().map_or(&[][..], |t| t.buffers());
     let buffer = buffers.iter().find(|b| b.name.is_empty()).or(buffers.first()).map(|b| b.name.clone());
     let out = &args.output;
     let file = PerfettoFile::create(out, &trace)?;

@@ -139,7 +139,7 @@ pub struct MarkerArgs {
 
 impl MarkerArgs {
     /// The markers of `trace` to draw (none without `--markers`).
-    pub fn read(&self, trace: &tracedat::Trace) -> Result<Vec<model::Marker>> {
+    pub fn read(&self, trace: &inputs::Input) -> Result<Vec<model::Marker>> {
         let Some(pattern) = &self.markers else { return Ok(Vec::new()) };
         let regex =
             regex::Regex::new(pattern).with_context(|| format!("--markers={pattern}: not a regular expression"))?;

@@ -1,19 +1,23 @@
 //! `schedlens info`: what a trace file is and what it holds, after decoding every record
-//! (one CPU per worker thread), so it doubles as the decoder's benchmark.
+//! (one CPU per worker thread), so it doubles as the decoder's benchmark. A perf.data is
+//! described from its feature sections (perf version, command line, machine) and its
+//! records (events per type and CPU, losses, comm/fork/exit records).
 
 use crate::progress::Progress;
 use crate::{Outcome, report_damage};
 use anyhow::Result;
+use inputs::Input;
 use model::Topology;
+use perfdata::{PerfData, TaskChange};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tracedat::{Item, Nanos, RecordedContext, Selection, Trace};
+use tracedat::{EventItems, EventSource, Formats, Item, Nanos, RecordedContext, Selection, Trace};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The trace.dat file.
+    /// The trace.dat or perf.data file.
     trace: PathBuf,
 }
 
@@ -32,7 +36,10 @@ struct CpuSummary {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let trace = crate::common::open_trace(&args.trace)?;
+    let trace = match crate::common::open_trace(&args.trace)? {
+        Input::TraceDat(trace) => trace,
+        Input::PerfData(perf) => return perf_info(&perf),
+    };
     let summaries = scan(&trace);
     print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
     let damage: Vec<tracedat::Error> = summaries.into_iter().flat_map(|s| s.damage).collect();
@@ -56,8 +63,12 @@ fn scan(trace: &Trace) -> Vec<CpuSummary> {
 }
 
 fn scan_cpu(trace: &Trace, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> CpuSummary {
+    scan_stream(trace.events_of(&Selection::one_cpu(buffer, cpu)), buffer, cpu, bytes_done)
+}
+
+/// Counts one CPU's events per type, its losses and its time span.
+fn scan_stream(mut stream: impl EventItems, buffer: &str, cpu: u32, bytes_done: &AtomicU64) -> CpuSummary {
     let mut summary = CpuSummary { buffer: buffer.to_string(), cpu, ..CpuSummary::default() };
-    let mut stream = trace.events_of(&Selection::one_cpu(buffer, cpu));
     let mut reported = 0;
     loop {
         if summary.events % 4096 == 0 {
@@ -129,6 +140,11 @@ fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -
         )?;
     }
     writeln!(out)?;
+    print_event_counts(out, trace.formats(), summaries)
+}
+
+/// The events of each type, most frequent first.
+fn print_event_counts(out: &mut dyn Write, formats: &Formats, summaries: &[CpuSummary]) -> std::io::Result<()> {
     let mut by_id: BTreeMap<u32, u64> = BTreeMap::new();
     for s in summaries {
         for (&id, &n) in &s.by_id {
@@ -138,8 +154,7 @@ fn print_summary(out: &mut dyn Write, trace: &Trace, summaries: &[CpuSummary]) -
     let mut rows: Vec<(String, u64)> = by_id
         .into_iter()
         .map(|(id, n)| {
-            let name =
-                trace.formats().by_id(id).map_or(format!("(unknown id {id})"), |f| format!("{}:{}", f.system, f.name));
+            let name = formats.by_id(id).map_or(format!("(unknown id {id})"), |f| format!("{}:{}", f.system, f.name));
             (name, n)
         })
         .collect();
@@ -267,6 +282,139 @@ fn collapse_per_cpu(tunables: &[(String, String)]) -> Vec<(String, String)> {
             false => members.into_iter().cloned().collect(),
         })
         .collect()
+}
+
+/// `info` of a perf.data: the file and the machine, then events per CPU and per type
+/// (decoded per CPU as for trace.dat), losses, records by type.
+fn perf_info(perf: &PerfData) -> Result<Outcome> {
+    let bytes_done = AtomicU64::new(0);
+    let cpus: Vec<u32> = perf.cpu_sizes().iter().map(|&(cpu, _)| cpu).collect();
+    let summaries = analysis::cores::on_cores(
+        cpus.len(),
+        || (),
+        |_, job| scan_stream(perf.cpu_events(cpus[job]), "", cpus[job], &bytes_done),
+    );
+    print_perf_summary(&mut std::io::stdout().lock(), perf, &summaries)?;
+    Ok(report_damage(&perf.damage_found()))
+}
+
+fn print_perf_summary(out: &mut dyn Write, perf: &PerfData, summaries: &[CpuSummary]) -> std::io::Result<()> {
+    for (label, text) in describe_perf(perf) {
+        writeln!(out, "{:<14}{text}", format!("{label}:"))?;
+    }
+    let with_data = summaries.iter().filter(|s| s.events > 0).count();
+    writeln!(out, "CPUs:         {} ({with_data} with data)", perf.cpu_count())?;
+    let tracing = perf.tracing();
+    writeln!(
+        out,
+        "formats:      {} event formats, {} saved cmdlines",
+        perf.formats().len(),
+        tracing.map_or(0, |t| t.cmdlines.len())
+    )?;
+    for note in tracing.iter().flat_map(|t| &t.notes) {
+        writeln!(out, "note:         {note}")?;
+    }
+    let counts = perf.counts();
+    if counts.other_samples > 0 {
+        writeln!(
+            out,
+            "note:         {} samples of events that are not tracepoints were left out",
+            counts.other_samples
+        )?;
+    }
+    let total: u64 = summaries.iter().map(|s| s.events).sum();
+    let first = summaries.iter().filter_map(|s| s.first).min();
+    let last = summaries.iter().filter_map(|s| s.last).max();
+    if let (Some(first), Some(last)) = (first, last) {
+        writeln!(out, "time span:    {first} .. {last} ({:.6} s)", last.saturating_sub(first).as_secs_f64())?;
+    }
+    writeln!(out, "events:       {total}")?;
+    let (lost, lost_samples): (Vec<_>, Vec<_>) = perf.losses().iter().partition(|l| !l.samples);
+    let sum = |list: &[&perfdata::Loss]| list.iter().map(|l| l.count).fold(0u64, u64::saturating_add);
+    writeln!(
+        out,
+        "lost events:  {} in {} PERF_RECORD_LOST; {} in {} PERF_RECORD_LOST_SAMPLES (perf's count per event)",
+        sum(&lost),
+        lost.len(),
+        sum(&lost_samples),
+        lost_samples.len()
+    )?;
+    let (mut comms, mut forks, mut exits) = (0, 0, 0);
+    for task in perf.tasks() {
+        match task.what {
+            TaskChange::Comm { .. } => comms += 1,
+            TaskChange::Fork { .. } => forks += 1,
+            TaskChange::Exit { .. } => exits += 1,
+        }
+    }
+    writeln!(out, "tasks:        {comms} comm, {forks} fork, {exits} exit records")?;
+    writeln!(out)?;
+    writeln!(out, "{:<5} {:>12} {:>20} {:>20} {:>12}", "CPU", "events", "first", "last", "lost")?;
+    for s in summaries {
+        let fmt = |t: Option<Nanos>| t.map_or("-".to_string(), |t| t.to_string());
+        writeln!(out, "{:<5} {:>12} {:>20} {:>20} {:>12}", s.cpu, s.events, fmt(s.first), fmt(s.last), lost_text(s))?;
+    }
+    writeln!(out)?;
+    print_event_counts(out, perf.formats(), summaries)?;
+    writeln!(out)?;
+    writeln!(out, "{:<40} {:>12}", "record", "count")?;
+    for &(kind, n) in &counts.by_kind {
+        writeln!(out, "{:<40} {n:>12}", perfdata::record_name(kind))?;
+    }
+    Ok(())
+}
+
+/// What a perf.data is and what recorded it: (label, text) lines of `info`'s header and
+/// `report`'s description.
+pub fn describe_perf(perf: &PerfData) -> Vec<(&'static str, String)> {
+    let features = perf.features();
+    let mode = if perf.is_pipe_mode() { "pipe mode" } else { "file mode" };
+    let mut lines = vec![
+        ("file", format!("{} ({} bytes)", perf.input(), perf.size())),
+        ("format", format!("perf.data, {mode}, {:?} endian", perf.endian())),
+    ];
+    if let Some(version) = &features.perf_version {
+        lines.push(("recorded by", format!("perf {version}")));
+    }
+    if let Some(cmdline) = &features.cmdline {
+        lines.push(("command", cmdline.join(" ")));
+    }
+    let machine = [&features.hostname, &features.os_release, &features.arch, &features.cpu_description];
+    let machine: Vec<&str> = machine.iter().filter_map(|v| v.as_deref()).collect();
+    if !machine.is_empty() {
+        lines.push(("machine", machine.join(", ")));
+    }
+    if let Some((avail, online)) = features.nr_cpus {
+        lines.push(("nrcpus", format!("{online} online, {avail} available")));
+    }
+    if let Some(topology) = &features.topology {
+        lines.push((
+            "topology",
+            format!(
+                "sockets' CPUs {}; cores' threads {}",
+                topology.sibling_cores.join(" "),
+                topology.sibling_threads.join(" ")
+            ),
+        ));
+    }
+    if let Some(tracing) = perf.tracing() {
+        lines.push((
+            "sizes",
+            format!(
+                "kernel long {} bytes, user long {} bytes, page {} bytes",
+                tracing.kernel_long_size, tracing.user_long_size, tracing.page_size
+            ),
+        ));
+    }
+    lines
+}
+
+/// What the file is and what recorded it, whichever format.
+pub fn describe_input(input: &Input) -> Vec<(&'static str, String)> {
+    match input {
+        Input::TraceDat(trace) => describe_file(trace),
+        Input::PerfData(perf) => describe_perf(perf),
+    }
 }
 
 fn lost_text(s: &CpuSummary) -> String {

@@ -14,6 +14,7 @@ mod export;
 mod figure;
 mod graph;
 mod info;
+mod perf_text;
 mod progress;
 mod record;
 mod report;

@@ -8,11 +8,12 @@ use crate::figure::{MarkerArgs, load_runs};
 use crate::progress::Progress;
 use crate::topology::TopologyArgs;
 use anyhow::{Context, Result, bail};
+use documents::runs::Results;
+use experiment::profile::WorkloadWindow;
 use model::Detail;
 use report::{Options, ReportTrace, RunSeries, Stage};
-use runs::Results;
-use runs::profile::Workload;
 use std::path::{Path, PathBuf};
+use tiles::ShownTrace;
 
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  schedlens report run.dat -o run.html\n  \
@@ -46,7 +47,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         && dir.is_dir()
     {
         let output = args.output.clone().unwrap_or_else(|| dir.join(SERIES_REPORT));
-        let results = Results::load(dir)?;
+        let results = runs::files::load_results(dir)?;
         let (report, outcome) = series_report(dir, results, &options, &args.topology, &args.markers)?;
         write(&output, &report, &options)?;
         return Ok(outcome);
@@ -115,18 +116,15 @@ fn report_trace(
     let topology = topology.resolve(trace, model.cpus().len(), path)?;
     let markers = markers.read(trace)?;
     let description: Vec<(String, String)> =
-        crate::info::describe_file(trace).into_iter().map(|(l, t)| (l.to_string(), t)).collect();
+        crate::info::describe_input(trace).into_iter().map(|(l, t)| (l.to_string(), t)).collect();
     let command_pid = trace.recorded_context().and_then(|c| c.pid).map(|p| model::Pid(p as i32));
-    let origin = if workload_origin { Workload::of(&model, command_pid, false).origin } else { model.start() };
+    let origin = if workload_origin { WorkloadWindow::of(&model, command_pid, false).origin } else { model.start() };
     Ok(ReportTrace {
-        name,
         description,
-        topology,
-        origin,
         markers,
         command_pid,
         affinity: crate::check::recorded_affinity(trace),
-        model,
+        shown: ShownTrace { name, model, topology, origin },
     })
 }
 
@@ -138,8 +136,8 @@ fn build(traces: &[ReportTrace], series: Option<&RunSeries>, options: &Options) 
         step += 1;
         progress.set(step);
         progress.message(match stage {
-            Stage::Analysing(n) => format!("checking {}", traces[n].name),
-            Stage::Tiles(n) => format!("tiles of {}", traces[n].name),
+            Stage::Analysing(n) => format!("checking {}", traces[n].shown.name),
+            Stage::Tiles(n) => format!("tiles of {}", traces[n].shown.name),
             Stage::Comparing => "comparing".to_string(),
         });
     });

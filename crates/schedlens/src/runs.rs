@@ -9,10 +9,11 @@ use crate::progress::Progress;
 use crate::report::{DEFAULT_SIZE_BUDGET_MB, SERIES_REPORT, series_report};
 use crate::topology::TopologyArgs;
 use anyhow::{Context, Result, bail};
+use documents::runs::Results;
 use render::Format;
+use runs::SweepRequest;
+use runs::files::{RESULTS_JSON, load_results, write_all, write_derived};
 use runs::knobs::KnobValues;
-use runs::report::{RESULTS_JSON, write_all, write_derived};
-use runs::{Results, SweepRequest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -62,7 +63,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let formats = formats(&args.figure_format)?;
     if let Some(dir) = &args.report {
-        let results = Results::load(dir)?;
+        let results = load_results(dir)?;
         let (summary, mut written) = write_derived(dir, &results, &formats)?;
         written.extend(write_html(dir, &results));
         print_report(&summary.to_text(&results), &written)?;

@@ -4,9 +4,9 @@
 //! one is an error that says so.
 
 use anyhow::{Context, Result, anyhow, bail};
+use inputs::Input;
 use model::Topology;
 use std::path::Path;
-use tracedat::Trace;
 
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct TopologyArgs {
@@ -23,7 +23,7 @@ pub struct TopologyArgs {
 
 impl TopologyArgs {
     /// The topology to use for `trace` (with `cpu_count` CPUs), if any.
-    pub fn resolve(&self, trace: &Trace, cpu_count: usize, input: &Path) -> Result<Option<Topology>> {
+    pub fn resolve(&self, trace: &Input, cpu_count: usize, input: &Path) -> Result<Option<Topology>> {
         let topology = topology_of(self.topology.as_deref(), trace, cpu_count)?;
         if self.socket_order && topology.is_none() {
             bail!(
@@ -38,7 +38,7 @@ impl TopologyArgs {
 }
 
 /// The topology `given` on the command line, else the one the trace recorded, if any.
-pub fn topology_of(given: Option<&str>, trace: &Trace, cpu_count: usize) -> Result<Option<Topology>> {
+pub fn topology_of(given: Option<&str>, trace: &Input, cpu_count: usize) -> Result<Option<Topology>> {
     match given {
         Some(given) => parse(given, cpu_count).map(Some),
         None => Ok(trace.recorded_context().and_then(|c| c.topology).and_then(|t| Topology::from_lscpu(&t).ok())),

@@ -10,8 +10,9 @@ use anyhow::{Context, Result};
 use model::Detail;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use view::{Initial, ViewTrace, Viewer};
+use std::sync::atomic::Ordering;
+use tiles::{Initial, ShownTrace};
+use view::{ViewTrace, Viewer};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,14 +40,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     let viewer = Arc::new(Viewer::listen(args.port).context("schedlens view")?);
     let url = viewer.url().to_string();
     say(&format!("schedlens view: serving {url} (Ctrl-C to stop)"));
-    // Ctrl-C ends the process at once while the models are built, and stops the server
-    // cleanly after.
-    let (stop, loading) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(true)));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, loading.clone())
-            .context("cannot catch Ctrl-C")?;
-        signal_hook::flag::register(signal, stop.clone()).context("cannot catch Ctrl-C")?;
-    }
+    // A signal (Ctrl-C, SIGTERM, SIGHUP) ends the process at once while the models are
+    // built, and stops the server cleanly after.
+    let interrupts = restore::Interrupts::start().context("cannot catch Ctrl-C")?;
+    let stop = interrupts.stop_flag();
+    let building = interrupts.exit_at_once();
     let server = {
         let (viewer, stop) = (viewer.clone(), stop.clone());
         std::thread::Builder::new().name("view-server".into()).spawn(move || viewer.run(stop))?
@@ -57,7 +55,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let outcome = match load(&args) {
         Ok((traces, initial, outcome)) => {
             viewer.show(traces, initial, args.window.filter());
-            loading.store(false, Ordering::Relaxed);
+            drop(building);
             say("schedlens view: ready");
             outcome
         }
@@ -94,7 +92,8 @@ fn load(args: &Args) -> Result<(Vec<ViewTrace>, Initial, Outcome)> {
             window = Some((rel(run.window.start), rel(run.window.end)));
         }
         let name = run.path.file_name().map_or_else(|| run.path.display().to_string(), |n| n.to_string_lossy().into());
-        traces.push(ViewTrace { name, trace: run.loaded.trace, model: run.loaded.model, topology, origin: run.origin });
+        let shown = ShownTrace { name, model: run.loaded.model, topology, origin: run.origin };
+        traces.push(ViewTrace { shown, file: run.loaded.trace });
     }
     let initial = Initial { window, forked: args.window.forked, socket_order: args.topology.socket_order };
     Ok((traces, initial, outcome))

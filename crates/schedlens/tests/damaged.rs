@@ -196,3 +196,78 @@ fn cpu_fields_beyond_the_machine_are_counted_and_make_the_result_partial() {
     assert_eq!(json["summary"]["migration_pairs"], serde_json::json!([[1, 0, 1]]), "{json}");
     assert_eq!(json["summary"]["migrations"].as_array().map(Vec::len), Some(2), "a 2-CPU matrix");
 }
+
+/// The perf.data fixtures (testdata/perf).
+fn perf_fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/perf");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Damaged copies of a perf.data in `dir`: cut in the header, in the attributes, in the
+/// middle of the records and before the feature sections; 16 bytes flipped in the
+/// attributes, in the records and in the features; a record whose size is less than its
+/// header, one that claims more bytes than the file has, an attribute whose size is 0.
+fn damaged_perf_copies(path: &Path, dir: &Path) -> Vec<PathBuf> {
+    let bytes = std::fs::read(path).unwrap();
+    let len = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let pipe = word(8) == 16;
+    let (attrs, data, data_end) = if pipe { (16, 16, len) } else { (word(24), word(40), word(40) + word(48)) };
+    // The first sample record at or after a quarter of the data (records are 8-aligned).
+    let mut record = data;
+    while record + 8 < data_end && (record < data + (data_end - data) / 4 || bytes[record] != 9) {
+        let size = u16::from_le_bytes([bytes[record + 6], bytes[record + 7]]) as usize;
+        // Pipe mode's tracing data follows its record, padded to 8 bytes.
+        let following = if bytes[record] == 66 { (word(record + 8) & 0xffff_ffff).next_multiple_of(8) } else { 0 };
+        record += size.max(8) + following;
+    }
+    let record = record.min(len - 8);
+    let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let mut copies = Vec::new();
+    let mut write = |name: String, data: &[u8]| {
+        let copy = dir.join(format!("{stem}-{name}.data"));
+        std::fs::write(&copy, data).unwrap();
+        copies.push(copy);
+    };
+    for cut in [50, attrs + 40, (data + data_end) / 2, data_end, len - 7] {
+        write(format!("cut{cut}"), &bytes[..cut.min(len)]);
+    }
+    for at in [attrs + 24, (data + data_end) / 3, record + 8, data_end + 8, len - 40] {
+        let at = at.min(len - 16);
+        let mut flipped = bytes.clone();
+        flipped[at..at + 16].iter_mut().for_each(|b| *b ^= 0xff);
+        write(format!("flip{at}"), &flipped);
+    }
+    for (name, size) in [("size4", 4u16), ("size65535", 65535)] {
+        let mut changed = bytes.clone();
+        changed[record + 6..record + 8].copy_from_slice(&size.to_le_bytes());
+        write(format!("{name}at{record}"), &changed);
+    }
+    if !pipe {
+        let mut changed = bytes.clone();
+        changed[attrs + 4..attrs + 8].copy_from_slice(&0u32.to_le_bytes());
+        write("attr-size0".into(), &changed);
+    }
+    copies
+}
+
+#[test]
+fn every_command_survives_damaged_copies_of_every_perf_fixture() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("damaged-perf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixtures = perf_fixtures();
+    assert!(fixtures.len() >= 4, "{fixtures:?}");
+    let copies: Vec<PathBuf> = fixtures.iter().flat_map(|f| damaged_perf_copies(f, &dir)).collect();
+    let verdicts = robust::run_all(&copies, &dir);
+    let problems = &verdicts.problems;
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n\n"));
+    eprintln!("{} damaged perf.data copies; runs by exit code: {:?}", copies.len(), verdicts.codes);
+    let partial = verdicts.codes.get(&Some(3)).copied().unwrap_or(0);
+    assert!(partial > 0, "no damaged copy reached past the reader: {:?}", verdicts.codes);
+}

@@ -1,7 +1,7 @@
 //! `schedlens runs` and `schedlens compare` end to end: results, summary and figures of an
 //! untraced sweep with a failing run; real scheduler knobs set for each run (each run's
-//! output shows the values it ran under) and restored after a normal end, after SIGINT
-//! and after SIGTERM mid-sweep; knobs the kernel refuses are errors before anything runs;
+//! output shows the values it ran under) and restored after a normal end, after SIGINT,
+//! SIGTERM and SIGHUP mid-sweep; knobs the kernel refuses are errors before anything runs;
 //! a recorded sweep gets scheduler metrics, `--report` redraws it byte for byte, and
 //! `compare` sets its fastest and slowest runs side by side; the statistics agree with
 //! scipy on the same CSV. Tests that need root, tracefs, hackbench or scipy say on stderr
@@ -232,13 +232,13 @@ fn every_run_runs_under_its_setting_and_the_knobs_come_back() {
 }
 
 #[test]
-fn sigint_and_sigterm_mid_sweep_restore_every_knob() {
+fn sigint_sigterm_and_sighup_mid_sweep_restore_every_knob() {
     if let Some(why) = knobs_writable() {
-        return skip("sigint_and_sigterm_mid_sweep_restore_every_knob", why);
+        return skip("sigint_sigterm_and_sighup_mid_sweep_restore_every_knob", why);
     }
     let _knobs = KNOBS.lock().unwrap_or_else(|e| e.into_inner());
     let before = knob_values();
-    for (signal, name, code) in [(libc_sigint(), "INT", 130), (15, "TERM", 143)] {
+    for (signal, name, code) in [(libc_sigint(), "INT", 130), (15, "TERM", 143), (1, "HUP", 129)] {
         let out = dir(&format!("runs-sig{name}"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_schedlens"))
             .args(["runs", "-n", "100", "--sleep", "0.05", "--set", "kernel.sched_rr_timeslice_ms=3,30", "--set"])
@@ -391,8 +391,8 @@ fn the_statistics_agree_with_scipy_on_the_same_csv() {
     }
     let out = dir("runs-scipy");
     std::fs::create_dir_all(&out).unwrap();
-    let results = runs::Results::from_json(&common_results()).unwrap();
-    runs::report::write_all(&out, &results, &[]).unwrap();
+    let results = experiment::results::from_json(&common_results()).unwrap();
+    runs::files::write_all(&out, &results, &[]).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scipy_check.py");
     let check = Command::new("python3").arg(&script).arg(&out).output().expect("python3");
     let report = String::from_utf8_lossy(&check.stdout).into_owned() + &String::from_utf8_lossy(&check.stderr);

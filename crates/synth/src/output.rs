@@ -3,20 +3,9 @@
 //! writer, so memory stays bounded however many events the simulation emits.
 
 use crate::SynthError;
+use model::kernel_formats::SCHED_FORMATS as FORMATS;
 use tracedat::format::{EventFormat, parse_event_format};
 use tracedat::{CpuSink, FileFormat, PayloadBuilder, TraceWriter};
-
-/// The kernel's format files, by event name (see `formats/README.md`).
-const FORMATS: [(&str, &str); 8] = [
-    ("sched_switch", include_str!("../formats/sched_switch.format")),
-    ("sched_waking", include_str!("../formats/sched_waking.format")),
-    ("sched_wakeup", include_str!("../formats/sched_wakeup.format")),
-    ("sched_wakeup_new", include_str!("../formats/sched_wakeup_new.format")),
-    ("sched_migrate_task", include_str!("../formats/sched_migrate_task.format")),
-    ("sched_process_fork", include_str!("../formats/sched_process_fork.format")),
-    ("sched_process_exec", include_str!("../formats/sched_process_exec.format")),
-    ("sched_process_exit", include_str!("../formats/sched_process_exit.format")),
-];
 
 /// Who an event shows: a pid, its name and priority.
 #[derive(Copy, Clone, Debug)]

@@ -27,6 +27,9 @@ pub enum Section {
         buffer: String,
         cpu: u32,
     },
+    /// A part of another container of the same records (perf.data's headers, sections
+    /// and records), named by its reader.
+    Named(String),
 }
 
 impl fmt::Display for Section {
@@ -42,13 +45,14 @@ impl fmt::Display for Section {
             Section::Cmdlines => f.write_str("saved cmdlines"),
             Section::CpuCount => f.write_str("CPU count"),
             Section::Options => f.write_str("options"),
-            Section::Option(id) => write!(f, "option {id} ({})", crate::options::option_name(*id)),
+            Section::Option(id) => write!(f, "option {id} ({})", crate::read::options::option_name(*id)),
             Section::SectionHeader => f.write_str("section header"),
             Section::Strings => f.write_str("strings section"),
             Section::FlyrecordTable => f.write_str("flyrecord CPU table"),
             Section::TraceClock => f.write_str("trace clock"),
             Section::CpuData { buffer, cpu } if buffer.is_empty() => write!(f, "CPU {cpu} data"),
             Section::CpuData { buffer, cpu } => write!(f, "CPU {cpu} data of buffer \"{buffer}\""),
+            Section::Named(name) => f.write_str(name),
         }
     }
 }

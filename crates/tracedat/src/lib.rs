@@ -14,46 +14,40 @@
 //! }
 //! # Ok::<(), tracedat::Error>(())
 //! ```
+//!
+//! The crate is cut as gimli-rs/object cuts its own: `read` (opening a file, its
+//! metadata, the ring-buffer pages, the merged event stream), `write` (the writer, page
+//! and payload builders, per-CPU sinks) and `print` (events as `trace-cmd report` text),
+//! over the few things both sides need (ids, errors, byte order, codecs, the
+//! recorded-context options). Everything public is re-exported here.
 
-mod assemble;
-mod blocks;
-mod bprint;
 pub mod compress;
-mod cprintf;
-mod cursor;
+mod endian;
 mod error;
-mod event;
-pub mod format;
-mod formats;
 mod ids;
-mod input;
-mod metadata;
-pub mod options;
-pub mod pagebuilder;
-mod payload;
-mod printfmt;
+mod print;
+mod read;
 pub mod recorded;
-mod report;
-pub mod ringbuf;
-mod sink;
-mod symbols;
-mod timestamps;
-mod trace;
-mod writer;
+mod write;
 
-pub use bprint::bprint_message;
+pub use read::{format, options, ringbuf};
+pub use write::pagebuilder;
+
+pub use endian::Endian;
 pub use error::{Error, ErrorKind, Result, Section};
-pub use event::{Event, FieldRef, Value};
-pub use formats::{CommonLayout, Formats, RejectedFormat};
 pub use ids::{Cpu, Nanos, Pid};
-pub use input::{Endian, Source};
-pub use metadata::{BufferInfo, CpuData, FileHeader, Metadata, SectionHeader};
-pub use pagebuilder::TimestampMode;
-pub use payload::{PayloadBuilder, PayloadError};
+pub use print::bprint::bprint_message;
+pub use print::event_text::ReportPrinter;
+pub use read::event::{Event, FieldRef, Value};
+pub use read::formats::{CommonLayout, Formats, RejectedFormat};
+pub use read::input::Source;
+pub use read::metadata::{BufferInfo, CpuData, FileHeader, Metadata, SectionHeader, TracingData};
+pub use read::source::{EventItems, EventSource};
+pub use read::symbols::{Cmdlines, Kallsyms, PrintkFormats, Symbol};
+pub use read::timestamps::TimeCorrection;
+pub use read::trace::{EventStream, Item, Lost, Selection, Trace};
 pub use recorded::{CommandExit, RecordedContext, TaskAffinity};
-pub use report::ReportPrinter;
-pub use sink::CpuSink;
-pub use symbols::{Cmdlines, Kallsyms, PrintkFormats, Symbol};
-pub use timestamps::TimeCorrection;
-pub use trace::{EventStream, Item, Lost, Selection, Trace};
-pub use writer::{BufferId, FileFormat, FileVersion, TraceWriter, WriteError};
+pub use write::pagebuilder::TimestampMode;
+pub use write::payload::{PayloadBuilder, PayloadError};
+pub use write::sink::CpuSink;
+pub use write::writer::{BufferId, FileFormat, FileVersion, TraceWriter, WriteError};

@@ -17,7 +17,7 @@
 //! To add an option: an id in [`option_id`], a member of [`RecordedContext`], a row in
 //! [`OPTIONS`].
 
-use crate::trace::Trace;
+use crate::read::trace::Trace;
 
 /// The ids of the recorded-context options.
 pub mod option_id {
@@ -64,6 +64,19 @@ impl CommandExit {
 
     pub fn success(&self) -> bool {
         *self == CommandExit::Code(0)
+    }
+}
+
+/// How a process this one waited for ended (a status that is neither an exit nor a
+/// signal, as a stopped process's, is `exit -1`).
+impl From<std::process::ExitStatus> for CommandExit {
+    fn from(status: std::process::ExitStatus) -> CommandExit {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => CommandExit::Code(code),
+            (None, Some(signal)) => CommandExit::Signal(signal),
+            (None, None) => CommandExit::Code(-1),
+        }
     }
 }
 

@@ -4,30 +4,26 @@
 //! ring-buffer page's missed-events flag, a clock that steps back starts a new page.
 
 use crate::script::{At, Common, Op, PREV_STATES, Script, Task, lost_count, name_of};
+use model::kernel_formats::SCHED_FORMATS;
 use std::sync::OnceLock;
 use tracedat::compress::Codec;
 use tracedat::format::{EventFormat, parse_event_format};
 use tracedat::{CpuSink, Endian, FileFormat, PayloadBuilder, PayloadError, TraceWriter, WriteError};
 
-/// The formats of the events a script writes: the kernel's, as `synth` uses them, and one
-/// the model does not decode.
-const FORMATS: [&str; 9] = [
-    include_str!("../../synth/formats/sched_switch.format"),
-    include_str!("../../synth/formats/sched_waking.format"),
-    include_str!("../../synth/formats/sched_wakeup.format"),
-    include_str!("../../synth/formats/sched_wakeup_new.format"),
-    include_str!("../../synth/formats/sched_migrate_task.format"),
-    include_str!("../../synth/formats/sched_process_fork.format"),
-    include_str!("../../synth/formats/sched_process_exec.format"),
-    include_str!("../../synth/formats/sched_process_exit.format"),
-    "name: sched_wake_idle_without_ipi\nID: 376\nformat:\n\
+/// The format of an event the model does not decode (written after the kernel's).
+const OTHER_FORMAT: &str = "name: sched_wake_idle_without_ipi\nID: 376\nformat:\n\
      \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
      \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
      \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
      \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
      \tfield:int cpu;\toffset:8;\tsize:4;\tsigned:1;\n\n\
-     print fmt: \"cpu=%d\", REC->cpu\n",
-];
+     print fmt: \"cpu=%d\", REC->cpu\n";
+
+/// The formats of the events a script writes, in [`Kind`] order: the kernel's, as `synth`
+/// uses them, then [`OTHER_FORMAT`].
+fn format_texts() -> impl Iterator<Item = &'static str> {
+    SCHED_FORMATS.iter().map(|&(_, text)| text).chain([OTHER_FORMAT])
+}
 
 /// An event id no format in the file has.
 const UNKNOWN_ID: u16 = 999;
@@ -60,11 +56,11 @@ pub fn file_format(script: &Script) -> FileFormat {
     }
 }
 
-/// The formats of [`FORMATS`] for a long size, parsed once.
+/// The formats of [`format_texts`] for a long size, parsed once.
 fn parsed_formats(long_size: u8) -> Result<&'static [EventFormat], ScriptError> {
     static PARSED: [OnceLock<Result<Vec<EventFormat>, String>>; 2] = [OnceLock::new(), OnceLock::new()];
     let parsed = PARSED[usize::from(long_size == 8)].get_or_init(|| {
-        FORMATS.iter().map(|text| parse_event_format("sched", text, long_size).map_err(|e| e.to_string())).collect()
+        format_texts().map(|text| parse_event_format("sched", text, long_size).map_err(|e| e.to_string())).collect()
     });
     parsed.as_deref().map_err(|e| ScriptError::Format(e.clone()))
 }
@@ -74,7 +70,7 @@ pub fn write_trace(script: &Script) -> Result<Vec<u8>, ScriptError> {
     let format = file_format(script);
     let formats = parsed_formats(format.long_size)?;
     let mut writer = TraceWriter::new(format, script.declared_cpus())?;
-    for text in FORMATS {
+    for text in format_texts() {
         writer.add_event_format("sched", text);
     }
     let sinks = (0..script.data_cpus()).map(|cpu| writer.cpu_sink(TraceWriter::TOP, cpu)).collect::<Result<_, _>>()?;
@@ -104,7 +100,7 @@ struct Out<'f> {
     pids: std::collections::BTreeSet<i32>,
 }
 
-/// Index of each event in [`FORMATS`].
+/// Index of each event in [`format_texts`].
 #[derive(Copy, Clone)]
 enum Kind {
     Switch = 0,

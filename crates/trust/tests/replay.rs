@@ -77,3 +77,23 @@ fn every_committed_reader_input_reads_to_the_end() {
     }
     assert!(read >= 20, "only {read} inputs were readable traces");
 }
+
+/// The perf.data fuzzer's committed inputs (its seeds: see
+/// testdata/programs/perf-fuzz-seeds.py).
+#[test]
+fn every_committed_perf_reader_input_reads_to_the_end() {
+    let mut read = 0;
+    for entry in std::fs::read_dir(repository().join("fuzz/seeds/read_perf")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        match catch(|| trust::reader::read_perf_everything(&bytes)) {
+            Ok(Some((events, damage))) => {
+                assert_eq!((events, damage), (40, 0), "{}", path.display());
+                read += 1;
+            }
+            Ok(None) => panic!("{}: not readable", path.display()),
+            Err(panic) => panic!("{}: {panic}", path.display()),
+        }
+    }
+    assert_eq!(read, 2, "the pipe-mode and file-mode seeds");
+}

@@ -1,40 +1,27 @@
 //! `schedlens view`: the interactive viewer the schedgraph paper wished for. A local web
-//! server (loopback only, `http`) answers the page's requests for tiles — the per-core timeline,
-//! the running/waiting counts and the runqueue lengths of one stretch of time at one
-//! resolution, computed by the figures crate exactly as `graph` computes them — and for
-//! the details behind a click: a run, a task, a range's statistics, `check`'s incidents,
-//! trace markers, and the view exported through the renderer `graph` uses.
+//! server (loopback only, `http`) answers the page's requests (`server`) from the tile
+//! engine (crates/tiles): tiles — the per-core timeline, the running/waiting counts and
+//! the runqueue lengths of one stretch of time at one resolution — and the details behind
+//! a click: a run, a task, a range's statistics, `check`'s incidents, trace markers, and
+//! the view exported through the renderer `graph` uses. This crate holds the sockets, the
+//! threads and the reading of the trace's markers; everything it answers is computed in
+//! `tiles`.
 //!
-//! The page (`web/`: plain ES modules, canvas 2D) holds tiles, never per-event objects,
-//! and reads them through a data-source interface, so the same drawing code can later read
+//! The page (crates/tiles/web: plain ES modules, canvas 2D) holds tiles, never per-event
+//! objects, and reads them through a data-source interface, so the same drawing code reads
 //! a precomputed pyramid embedded in a report file.
 
-mod assets;
-mod cache;
-mod export;
 mod http;
-mod incidents;
-mod lookup;
 mod markers;
 mod params;
-pub mod pyramid;
-mod rows_json;
 mod server;
-mod state;
-mod stats_json;
-pub mod tiles;
-
-pub use rows_json::{places_json, rows_json};
-pub use stats_json::stats_json;
-
-pub use state::{Initial, ViewTrace};
 
 use analysis::TaskFilter;
 use server::{App, Slot};
-use state::Shown;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use tiles::{Initial, Shown, ShownTrace};
 
 /// Why the viewer cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +30,13 @@ pub enum ViewError {
     Listen { port: u16, source: std::io::Error },
     #[error("cannot start the web server: {0}")]
     Server(#[from] std::io::Error),
+}
+
+/// One trace to serve: what the page shows of it, and its file, whose trace markers are
+/// read in the background (a second pass over the file) once the first view is served.
+pub struct ViewTrace {
+    pub shown: ShownTrace,
+    pub file: inputs::Input,
 }
 
 /// The port tried first when none is given (then the next few, then any free one).
@@ -94,8 +88,8 @@ impl Viewer {
         if self.slot.app().is_some() {
             return;
         }
-        let traces = traces.into_iter().map(|view| Shown::new(view, filter.clone())).collect();
-        self.slot.fill(App::new(traces, initial));
+        let (shown, files) = traces.into_iter().map(|view| (Shown::new(view.shown, filter.clone()), view.file)).unzip();
+        self.slot.fill(App::new(shown, files, initial));
         let (slot, stop) = (self.slot.clone(), self.background_stop.clone());
         std::thread::Builder::new()
             .name("view-prepare".into())

@@ -9,6 +9,12 @@ use std::collections::BTreeMap;
 #[error("{0}")]
 pub struct BadRequest(pub String);
 
+impl From<tiles::tile::TileError> for BadRequest {
+    fn from(error: tiles::tile::TileError) -> BadRequest {
+        BadRequest(error.to_string())
+    }
+}
+
 impl BadRequest {
     pub fn new(message: impl Into<String>) -> BadRequest {
         BadRequest(message.into())

@@ -19,26 +19,30 @@
 //! - `GET /api/export?format&start&end[&color&target&forked&socket&rw&q&width]`: the view
 //!   as a PDF, SVG or PNG file.
 
-use crate::assets;
-use crate::cache::Cache;
-use crate::export::{ExportRequest, export};
 use crate::http::{self, Request, Response};
-use crate::lookup::{self, Run};
+use crate::markers;
 use crate::params::{BadRequest, Query};
-use crate::rows_json::{places_json, rows_json};
-use crate::state::{Initial, Shown};
-use crate::tiles::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use analysis::TaskFilter;
 use analysis::stats::{self, Grouping};
-use figures::palette::{color_of, color_of_name};
+use documents::page::{ErrorMessage, NotReady, Pending, ServerStatus, Working};
 use figures::timeline::Coloring;
+use inputs::Input;
 use model::{Cpu, Nanos, TaskId};
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::net::TcpListener;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+use tiles::assets;
+use tiles::cache::Cache;
+use tiles::detail::{self, LIST_LIMIT};
+use tiles::export::{ExportRequest, export};
+use tiles::lookup::Run;
+use tiles::markers::markers_in;
+use tiles::tile::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
+use tiles::{Initial, Shown};
 
 /// Bytes of computed tiles kept.
 const CACHE_BYTES: usize = 256 << 20;
@@ -50,6 +54,8 @@ const MAX_TIME: i64 = 1 << 53;
 /// Everything the workers share.
 pub struct App {
     pub traces: Vec<Shown>,
+    /// The traces' files, for their markers.
+    files: Vec<Input>,
     pub initial: Initial,
     cache: Cache,
     activity: Activity,
@@ -61,9 +67,10 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(traces: Vec<Shown>, initial: Initial) -> App {
+    pub fn new(traces: Vec<Shown>, files: Vec<Input>, initial: Initial) -> App {
         App {
             traces,
+            files,
             initial,
             cache: Cache::new(CACHE_BYTES),
             activity: Activity::new(),
@@ -226,20 +233,21 @@ pub fn prepare(app: &App, stop: &AtomicBool) {
         std::thread::sleep(Duration::from_millis(50));
     }
     warm_up(app, stop);
-    for shown in &app.traces {
+    for (shown, file) in app.traces.iter().zip(&app.files) {
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        shown.prepare();
+        shown.prepare(|| markers::read(file));
     }
     app.prepared.store(true, Ordering::Relaxed);
 }
 
 /// An answer.
 enum Reply {
-    Json(Value),
+    /// A JSON document (see `documents::page`).
+    Json(Vec<u8>),
     /// Still being computed: 202 with a JSON body.
-    Pending(Value),
+    Pending(Vec<u8>),
     Bytes {
         content_type: &'static str,
         body: Arc<Vec<u8>>,
@@ -273,10 +281,9 @@ pub fn serve(listener: &TcpListener, slot: &Slot, stop: &AtomicBool) {
 fn answer(slot: &Slot, request: &Request) -> Response {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| route_when_ready(slot, request)))
         .unwrap_or_else(|_| Err(Refusal::Failed("internal error".into())));
-    let json = |value: Value| Arc::new(value.to_string().into_bytes());
     match outcome {
-        Ok(Reply::Json(value)) => response(200, "application/json", json(value)),
-        Ok(Reply::Pending(value)) => response(202, "application/json", json(value)),
+        Ok(Reply::Json(body)) => response(200, "application/json", Arc::new(body)),
+        Ok(Reply::Pending(body)) => response(202, "application/json", Arc::new(body)),
         Ok(Reply::Bytes { content_type, body, attachment }) => {
             let mut response = response(200, content_type, body);
             if let Some(name) = attachment {
@@ -293,7 +300,7 @@ fn answer(slot: &Slot, request: &Request) -> Response {
                 Refusal::Failed(message) => (500, message),
                 Refusal::Unavailable => (503, "the traces could not be loaded".to_string()),
             };
-            response(status, "application/json", json(json!({ "error": message })))
+            response(status, "application/json", Arc::new(json(&ErrorMessage { error: message })))
         }
     }
 }
@@ -332,7 +339,7 @@ fn route_when_ready(slot: &Slot, request: &Request) -> Result<Reply, Refusal> {
         // The page's first question: answered "not yet" now and then during a long build,
         // so that no connection waits for minutes (the page asks again).
         "/api/meta" if !slot.settled.wait_at_most(META_WAIT) => {
-            Ok(Reply::Pending(json!({ "pending": "building the models of the traces" })))
+            Ok(Reply::Pending(json(&Pending { pending: "building the models of the traces".into() })))
         }
         _ => {
             slot.settled.wait();
@@ -344,10 +351,10 @@ fn route_when_ready(slot: &Slot, request: &Request) -> Result<Reply, Refusal> {
 fn route(app: &App, query: &Query) -> Result<Reply, Refusal> {
     match query.path.as_str() {
         "/" | "/index.html" => Ok(page(app)),
-        "/api/meta" => Ok(Reply::Json(meta(app))),
-        "/api/status" => Ok(Reply::Json(json!({
-            "prepared": app.prepared.load(Ordering::Relaxed),
-            "cachedTileBytes": app.cache.bytes(),
+        "/api/meta" => Ok(Reply::Json(json(&meta(app)))),
+        "/api/status" => Ok(Reply::Json(json(&ServerStatus {
+            prepared: app.prepared.load(Ordering::Relaxed),
+            cached_tile_bytes: app.cache.bytes(),
         }))),
         "/api/tile" => tile_reply(app, query),
         "/api/tiles" => tiles_reply(app, query),
@@ -361,10 +368,22 @@ fn route(app: &App, query: &Query) -> Result<Reply, Refusal> {
     }
 }
 
-/// One of the page's embedded files.
+/// One of the page's files.
 fn asset(path: &str) -> Result<Reply, Refusal> {
-    let (content_type, body) = assets::find(path).ok_or(Refusal::NotFound)?;
-    Ok(Reply::Bytes { content_type, body: Arc::new(body.into_owned()), attachment: None })
+    let (content_type, body) = page_file(path).ok_or(Refusal::NotFound)?;
+    Ok(Reply::Bytes { content_type, body: Arc::new(body), attachment: None })
+}
+
+/// The page's file a request path names, with its type: `/` is `web/index.html`, every
+/// other file is served under `/web/`. For work on the page,
+/// `SCHEDLENS_WEB_DIR=crates/tiles/web` serves the files from disk instead (reload the
+/// page, no rebuild); the list of files stays the embedded one.
+fn page_file(path: &str) -> Option<(&'static str, Vec<u8>)> {
+    let name = if path == "/" || path == "/index.html" { "index.html" } else { path.strip_prefix("/web/")? };
+    let asset = assets::find(name)?;
+    let from_disk =
+        std::env::var_os("SCHEDLENS_WEB_DIR").and_then(|dir| std::fs::read(Path::new(&dir).join(asset.path)).ok());
+    Some((asset.content_type, from_disk.unwrap_or_else(|| asset.bytes.to_vec())))
 }
 
 /// Whether the request's Host is this machine's loopback name (any port: an SSH tunnel
@@ -386,51 +405,23 @@ fn shown<'a>(app: &'a App, query: &Query) -> Result<&'a Shown, BadRequest> {
 /// The page, with `/api/meta`'s answer in it (a JSON script element the page reads
 /// instead of asking).
 fn page(app: &App) -> Reply {
-    let (content_type, html) = assets::find("/").expect("the page is embedded");
+    let (content_type, html) = page_file("/").expect("the page is embedded");
     let html = String::from_utf8_lossy(&html);
     // `<` only occurs inside JSON strings, where `\u003c` means the same: the element
     // cannot be closed early by a trace's name.
-    let json = meta(app).to_string().replace('<', "\\u003c");
-    let element = format!("<script type=\"application/json\" id=\"meta\">{json}</script>\n</head>");
+    let meta_json = String::from_utf8(json(&meta(app))).expect("JSON is UTF-8").replace('<', "\\u003c");
+    let element = format!("<script type=\"application/json\" id=\"meta\">{meta_json}</script>\n</head>");
     let body = html.replacen("</head>", &element, 1).into_bytes();
     Reply::Bytes { content_type, body: Arc::new(body), attachment: None }
 }
 
-fn meta(app: &App) -> Value {
-    let traces: Vec<Value> = app
-        .traces
-        .iter()
-        .map(|shown| {
-            let model = shown.model();
-            let lost = model.lost();
-            json!({
-                "name": shown.view.name,
-                "cpus": model.cpus().len(),
-                "start": shown.relative(model.start()),
-                "end": shown.relative(model.end()) + 1,
-                "origin": shown.origin().0.to_string(),
-                "tasks": model.tasks().len(),
-                "lostEvents": lost.events,
-                "lostUnknown": lost.unknown_losses,
-                "rowsByNumber": rows_json(&shown.rows_by_number),
-                "rowsBySocket": shown.rows_by_socket.as_deref().map(rows_json),
-                "places": places_json(shown.view.topology.as_ref()),
-            })
-        })
-        .collect();
-    let initial = &app.initial;
-    json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "tileColumns": PAGE_COLUMNS,
-        "maxColumns": MAX_COLUMNS,
-        "maxLevel": MAX_LEVEL,
-        "traces": traces,
-        "initial": {
-            "window": initial.window.map(|(a, b)| vec![a, b]),
-            "forked": initial.forked,
-            "socketOrder": initial.socket_order,
-        },
-    })
+fn meta(app: &App) -> documents::page::Meta {
+    tiles::meta(app.traces.iter().map(|shown| &shown.trace), PAGE_COLUMNS, MAX_COLUMNS, &app.initial)
+}
+
+/// A document as JSON.
+fn json(document: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(document).expect("a document is JSON")
 }
 
 /// `color=pid|command|target` (with `target=PREFIX`).
@@ -689,65 +680,13 @@ fn default_spec(app: &App, trace: usize, place: TilePlace, layers: Layers) -> Ti
     }
 }
 
-fn task_json(shown: &Shown, task: TaskId) -> Value {
-    let model = shown.model();
-    let info = model.tasks().get(task);
-    let comm = model.comms().name(info.last_comm());
-    json!({
-        "task": task.index(),
-        "pid": info.pid.0,
-        "comm": comm,
-        "pidColor": color_of(info.pid.0 as u64).hex(),
-        "commandColor": color_of_name(comm).hex(),
-    })
-}
-
 fn at(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
-    let model = shown.model();
-    let cpu = Cpu(query.int("cpu", 0..=model.cpus().len() as i64 - 1)? as u32);
+    let cpu = Cpu(query.int("cpu", 0..=shown.model().cpus().len() as i64 - 1)? as u32);
     let t = query.int("t", -MAX_TIME..=MAX_TIME)?;
     let span = query.int_or("span", 1..=MAX_TIME, 1)?;
     let (from, to) = (shown.absolute(t - span / 2), shown.absolute(t - span / 2 + span));
-    let Some(segment) = lookup::segment_at(model, cpu, from, to) else {
-        return Ok(Reply::Json(json!({ "found": false })));
-    };
-    let index = shown.task_index();
-    let next = lookup::next_cpu(model, index, segment.task, segment.end);
-    let wait = lookup::wait_before(model, index, segment.task, cpu, segment.start).map(|wait| {
-        json!({
-            "start": shown.relative(wait.start),
-            "end": shown.relative(wait.end),
-            "cause": format!("{:?}", wait.cause).to_lowercase(),
-            "wakeup": wait.wakeup.map(|w| wakeup_json(shown, &w)),
-        })
-    });
-    let mut reply = task_json(shown, segment.task);
-    reply["found"] = json!(true);
-    reply["comm"] = json!(model.comm_at(segment.task, segment.start));
-    reply["cpu"] = json!(cpu.0);
-    reply["start"] = json!(shown.relative(segment.start));
-    reply["end"] = json!(shown.relative(segment.end));
-    reply["ended"] = json!(lookup::ending(&segment));
-    reply["nextCpu"] = json!(next.map(|c| c.0));
-    reply["wait"] = json!(wait);
-    Ok(Reply::Json(reply))
-}
-
-fn wakeup_json(shown: &Shown, wakeup: &lookup::WakeupInfo) -> Value {
-    let model = shown.model();
-    let waker = wakeup
-        .waker
-        .filter(|&t| t != TaskId::IDLE)
-        .map(|t| json!({"task": t.index(), "pid": model.tasks().get(t).pid.0, "comm": model.comm_at(t, wakeup.time)}));
-    json!({
-        "t": shown.relative(wakeup.time),
-        "waker": waker,
-        "wakerCpu": wakeup.waker_cpu.map(|c| c.0),
-        "prevCpu": wakeup.prev_cpu.map(|c| c.0),
-        "targetCpu": wakeup.target_cpu.0,
-        "ran": wakeup.ran.map(|(t, cpu)| json!({"t": shown.relative(t), "cpu": cpu.0})),
-    })
+    Ok(Reply::Json(json(&detail::run_at(shown, cpu, from, to))))
 }
 
 /// `start`/`end` as a window of trace time (default: the whole trace).
@@ -766,52 +705,12 @@ fn range(shown: &Shown, query: &Query) -> Result<(Nanos, Nanos), BadRequest> {
     Ok((start, end))
 }
 
-/// Items listed at most in one answer.
-const LIST_LIMIT: usize = 2000;
-
 fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     let model = shown.model();
     let task = task_id(model, query.int("task", 1..=model.tasks().len() as i64 - 1)? as u32);
     let (start, end) = range(shown, query)?;
-    let index = shown.task_index();
-    let info = model.tasks().get(task);
-    let runs = shown.runs.runs_of(model, &[task]).remove(0);
-    let runtime: u64 = runs.iter().map(|r| r.end.saturating_sub(r.start).0).sum();
-    let (waits, waited) = lookup::wait_totals(model, index, task);
-    let migrations = lookup::migrations_of(model, index, task);
-    // Moves between consecutive runs on different CPUs, drawn as arrows.
-    let moves: Vec<Value> = runs
-        .windows(2)
-        .filter(|pair| pair[0].cpu != pair[1].cpu && pair[1].start >= start && pair[0].end < end)
-        .take(LIST_LIMIT)
-        .map(|pair| {
-            json!({"from": pair[0].cpu.0, "left": shown.relative(pair[0].end),
-                   "to": pair[1].cpu.0, "arrived": shown.relative(pair[1].start)})
-        })
-        .collect();
-    let (wakeups, wakeup_count) = lookup::wakeups_in(model, index, task, start, end, LIST_LIMIT);
-    let mut reply = task_json(shown, task);
-    let names: Vec<&str> = info.comms.iter().map(|&(_, c)| model.comms().name(c)).collect();
-    let parent = info.parent.map(|p| task_json(shown, p));
-    let cpus_used: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cpu.0).collect();
-    reply["names"] = json!(names);
-    reply["parent"] = json!(parent);
-    reply["forked"] = json!(info.forked);
-    reply["firstSeen"] = json!(shown.relative(info.first_seen));
-    reply["exit"] = json!(info.exit.map(|t| shown.relative(t)));
-    reply["runs"] = json!(runs.len());
-    reply["runtime"] = json!(runtime);
-    reply["waits"] = json!(waits);
-    reply["waited"] = json!(waited.0);
-    reply["migrations"] = json!(migrations.len());
-    reply["cpusUsed"] = json!(cpus_used);
-    reply["firstRun"] = json!(runs.first().map(|r| shown.relative(r.start)));
-    reply["lastRun"] = json!(runs.last().map(|r| shown.relative(r.end)));
-    reply["moves"] = json!(moves);
-    reply["wakeups"] = json!(wakeups.iter().map(|w| wakeup_json(shown, w)).collect::<Vec<_>>());
-    reply["wakeupsInRange"] = json!(wakeup_count);
-    Ok(Reply::Json(reply))
+    Ok(Reply::Json(json(&detail::task(shown, task, start, end))))
 }
 
 /// Command rows listed at most.
@@ -823,14 +722,14 @@ fn range_stats(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let (start, end) = range(shown, query)?;
     let window = analysis::Window::new(start, end);
     let stats = stats::compute(model, window, &filter(query)?, Grouping::Command);
-    Ok(Reply::Json(crate::stats_json(&stats, STATS_ROWS, |t| shown.relative(t))))
+    Ok(Reply::Json(json(&tiles::range_stats::range_stats(&stats, STATS_ROWS, |t| shown.relative(t)))))
 }
 
 fn incidents(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     Ok(match shown.incidents() {
-        Some((list, total)) => Reply::Json(crate::incidents::to_json(list, *total, shown.origin())),
-        None => Reply::Pending(json!({ "status": "computing" })),
+        Some(incidents) => Reply::Json(json(incidents)),
+        None => Reply::Pending(json(&NotReady { status: Working::Computing })),
     })
 }
 
@@ -839,22 +738,9 @@ fn markers(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let (start, end) = range(shown, query)?;
     let limit = query.int_or("limit", 1..=LIST_LIMIT as i64, 500)? as usize;
     let Some((all, total)) = shown.markers() else {
-        return Ok(Reply::Pending(json!({ "status": "reading" })));
+        return Ok(Reply::Pending(json(&NotReady { status: Working::Reading })));
     };
-    let first = all.partition_point(|m| m.time < start);
-    let inside = &all[first..first + all[first..].partition_point(|m| m.time < end)];
-    // Too many to show: an even sample, so every part of the range keeps some.
-    let step = inside.len().div_ceil(limit).max(1);
-    let model = shown.model();
-    let list: Vec<Value> = inside
-        .iter()
-        .step_by(step)
-        .map(|m| {
-            let comm = lookup::task_of_pid(model, m.pid, m.time).map(|t| model.comm_at(t, m.time));
-            json!({"t": shown.relative(m.time), "cpu": m.cpu.0, "pid": m.pid.0, "comm": comm, "text": m.text})
-        })
-        .collect();
-    Ok(Reply::Json(json!({"status": "ready", "markers": list, "inRange": inside.len(), "total": total})))
+    Ok(Reply::Json(json(&markers_in(&shown.trace, all, *total, start, end, limit))))
 }
 
 fn export_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
@@ -894,8 +780,21 @@ fn export_reply(app: &App, query: &Query) -> Result<Reply, Refusal> {
         render::Format::Svg => ("image/svg+xml", "svg"),
         render::Format::Png => ("image/png", "png"),
     };
-    let stem = traces[0].view.name.rsplit_once('.').map_or(traces[0].view.name.as_str(), |(stem, _)| stem);
+    let stem = traces[0].trace.name.rsplit_once('.').map_or(traces[0].trace.name.as_str(), |(stem, _)| stem);
     let name: String =
         stem.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     Ok(Reply::Bytes { content_type, body: Arc::new(body), attachment: Some(format!("{name}-view.{extension}")) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_to_the_page_files() {
+        assert!(page_file("/").unwrap().0.starts_with("text/html"));
+        assert!(page_file("/web/js/main.js").unwrap().0.starts_with("text/javascript"));
+        assert!(page_file("/web/../Cargo.toml").is_none());
+        assert!(page_file("/js/main.js").is_none());
+    }
 }

@@ -12,7 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use view::{Initial, ViewTrace, Viewer};
+use tiles::{Initial, ShownTrace};
+use view::{ViewTrace, Viewer};
 
 fn fixture(name: &str) -> (tracedat::Trace, Model) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
@@ -42,7 +43,10 @@ fn view_traces(names: &[&str]) -> Vec<ViewTrace> {
         .map(|name| {
             let (trace, model) = fixture(name);
             let origin = model.start();
-            ViewTrace { name: name.to_string(), trace, model, topology: None, origin }
+            ViewTrace {
+                shown: ShownTrace { name: name.to_string(), model, topology: None, origin },
+                file: inputs::Input::TraceDat(trace),
+            }
         })
         .collect()
 }

@@ -5,7 +5,7 @@
 //! §3.3 chain, where one load-balancing decision sets off several.
 
 use super::{CheckRequest, Incident, Kind};
-use model::{Model, Nanos, SegmentEnd, TaskId};
+use model::{MigrationId, Model, Nanos, SegmentEnd, TaskId};
 use std::collections::HashMap;
 
 /// Chains of three or more migrations in which each moved task displaced the one running
@@ -13,13 +13,13 @@ use std::collections::HashMap;
 pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Incident> {
     const WITHIN: Nanos = Nanos(1_000_000);
     let migrations = model.migrations();
-    let mut by_task: HashMap<TaskId, Vec<usize>> = HashMap::new();
-    for index in 0..migrations.len() {
-        by_task.entry(migrations.get(index).task).or_default().push(index);
+    let mut by_task: HashMap<TaskId, Vec<MigrationId>> = HashMap::new();
+    for (id, migration) in migrations.ids().zip(migrations.iter()) {
+        by_task.entry(migration.task).or_default().push(id);
     }
-    // The migration that follows `index` in a chain, if any.
-    let next = |index: usize| -> Option<usize> {
-        let model::Migration { time, task, to, .. } = migrations.get(index);
+    // The migration that follows `id` in a chain, if any.
+    let next = |id: MigrationId| -> Option<MigrationId> {
+        let model::Migration { time, task, to, .. } = migrations.get(id);
         let segments = model.cpu(to)?.segments();
         // The task running where it arrived was switched out, preempted, for it.
         let at = segments.overlapping(time, time + Nanos(1));
@@ -44,8 +44,8 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
     };
     let mut in_chain = vec![false; migrations.len()];
     let mut incidents = Vec::new();
-    for first in (0..migrations.len()).filter(|&i| request.window.contains(migrations.time(i))) {
-        if in_chain[first] {
+    for first in migrations.ids().filter(|&i| request.window.contains(migrations.time(i))) {
+        if in_chain[first.index()] {
             continue;
         }
         let mut chain = vec![first];
@@ -56,18 +56,18 @@ pub(super) fn cascades(model: &Model, request: &CheckRequest<'_>) -> Vec<Inciden
         if chain.len() < 3 || !request.filter.accepts(model, migrations.get(first).task) {
             continue;
         }
-        chain.iter().for_each(|&i| in_chain[i] = true);
+        chain.iter().for_each(|&i| in_chain[i.index()] = true);
         incidents.push(cascade_incident(model, &chain));
     }
     incidents
 }
 
-fn cascade_incident(model: &Model, chain: &[usize]) -> Incident {
+fn cascade_incident(model: &Model, chain: &[MigrationId]) -> Incident {
     let migrations = model.migrations();
     let (start, end) = (migrations.time(chain[0]), migrations.time(*chain.last().expect("a chain")));
     let mut cpus = vec![migrations.get(chain[0]).from];
     cpus.extend(chain.iter().map(|&i| migrations.get(i).to));
-    let name = |i: usize| {
+    let name = |i: MigrationId| {
         let task = migrations.get(i).task;
         format!("{}:{}", model.comm_at(task, migrations.time(i)), model.tasks().get(task).pid)
     };

@@ -21,7 +21,7 @@ use model::{MigrationReason, Nanos, TaskId};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::path::Path;
-use tracedat::{Item, Selection};
+use tracedat::{EventItems, EventSource, Item};
 
 /// What the archive holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -170,9 +170,8 @@ fn fork_times(input: &Input<'_>, progress: ProgressFn<'_>) -> Vec<Vec<Nanos>> {
     let mut forks = vec![Vec::new(); input.model.cpus().len()];
     let Some(format) = input.trace.formats().by_name("sched:sched_process_fork") else { return forks };
     let filter = crate::EventFilter::new(input.scope, input.trace.formats());
-    let selection = Selection { buffers: Some(vec![input.buffer.to_string()]), ..Selection::all() };
-    let total = input.trace.data_size(&selection);
-    let mut stream = input.trace.events_of(&selection);
+    let total = input.trace.data_size();
+    let mut stream = crate::buffer_events(input.trace, input.buffer);
     let mut count = 0u64;
     loop {
         count += 1;

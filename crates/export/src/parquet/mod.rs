@@ -16,6 +16,7 @@ use crate::{ExportError, Input, ProgressFn, Result};
 use layout::Layout;
 use serde_json::json;
 use std::path::Path;
+use tracedat::EventSource;
 
 /// What was written.
 #[derive(Clone, Debug, Default)]
@@ -60,7 +61,7 @@ fn metadata(
     raw: &raw_events::RawSummary,
 ) -> serde_json::Value {
     let (trace, model, scope) = (input.trace, input.model, input.scope);
-    let meta = trace.metadata();
+    let file = FileFacts::of(trace);
     let anomalies: Vec<serde_json::Value> = model
         .anomalies()
         .iter()
@@ -70,12 +71,12 @@ fn metadata(
         "trace": layout.trace_value(),
         "path": trace.input(),
         "schedlens_version": env!("CARGO_PKG_VERSION"),
-        "file_version": meta.header.version,
-        "compression": format!("{:?}", meta.header.compression),
-        "clock": trace.clock(),
+        "file_version": file.version,
+        "compression": file.compression,
+        "clock": file.clock,
         "cpus": trace.cpu_count(),
-        "uname": meta.options.uname,
-        "buffers": trace.buffers().iter().map(|b| b.name.clone()).collect::<Vec<_>>(),
+        "uname": file.uname,
+        "buffers": file.buffers,
         "model_buffer": input.buffer,
         "start_ns": model.start().0,
         "end_ns": model.end().0,
@@ -88,4 +89,38 @@ fn metadata(
         "anomalies": anomalies,
         "tables": tables.iter().map(|(t, n)| json!({"table": t, "rows": n})).collect::<Vec<_>>(),
     })
+}
+
+/// What meta.json says about the file: trace.dat's header and options, or perf.data's
+/// features (version "perf.data", no compression or clock named, one buffer "").
+struct FileFacts {
+    version: serde_json::Value,
+    compression: String,
+    clock: Option<String>,
+    uname: Option<String>,
+    buffers: Vec<String>,
+}
+
+impl FileFacts {
+    fn of(trace: &inputs::Input) -> FileFacts {
+        match trace {
+            inputs::Input::TraceDat(trace) => {
+                let meta = trace.metadata();
+                FileFacts {
+                    version: json!(meta.header.version),
+                    compression: format!("{:?}", meta.header.compression),
+                    clock: trace.clock().map(str::to_string),
+                    uname: meta.options.uname.clone(),
+                    buffers: trace.buffers().iter().map(|b| b.name.clone()).collect(),
+                }
+            }
+            inputs::Input::PerfData(perf) => FileFacts {
+                version: json!("perf.data"),
+                compression: "None".into(),
+                clock: None,
+                uname: perf.features().os_release.clone(),
+                buffers: vec![String::new()],
+            },
+        }
+    }
 }

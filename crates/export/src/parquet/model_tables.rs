@@ -6,7 +6,9 @@
 use super::columns::{Kind, Spec, TableWriter};
 use super::layout::Layout;
 use crate::{Input, Result};
-use model::{Cpu, MigrationReason, Model, Nanos, SegmentEnd, TaskId, WaitCause, WaitEnd, WakeupKind};
+use model::{
+    Cpu, MigrationReason, Model, Nanos, QueuePiece, SegmentEnd, TaskId, WaitCause, WaitEnd, WaitId, WakeupKind,
+};
 
 /// Writes every model table; returns (table, rows) pairs.
 pub fn write_all(input: &Input<'_>, layout: &Layout) -> Result<Vec<(&'static str, u64)>> {
@@ -135,12 +137,17 @@ fn segments(input: &Input<'_>, layout: &Layout) -> Result<u64> {
     t.finish()
 }
 
+/// The wait a runqueue piece is part of (the export's model has every table).
+fn wait_of(piece: &QueuePiece) -> WaitId {
+    piece.wait.expect("an exported model has waits")
+}
+
 /// The CPU whose runqueue each wait was in last (where it got the CPU, when it did).
 fn last_queue_of_waits(model: &Model) -> Vec<Option<(Nanos, Cpu)>> {
     let mut last = vec![None; model.waits().len()];
     for timeline in model.cpus() {
         for piece in timeline.queue().iter() {
-            let slot: &mut Option<(Nanos, Cpu)> = &mut last[piece.wait as usize];
+            let slot: &mut Option<(Nanos, Cpu)> = &mut last[wait_of(&piece).index()];
             if slot.is_none_or(|(start, _)| start <= piece.start) {
                 *slot = Some((piece.start, timeline.cpu()));
             }
@@ -204,14 +211,15 @@ fn runqueue(input: &Input<'_>, layout: &Layout) -> Result<u64> {
     let mut t = table(layout, "runqueue", specs)?;
     for timeline in model.cpus() {
         for piece in timeline.queue().iter() {
-            let task = model.waits().get(piece.wait as usize).task;
+            let wait = wait_of(&piece);
+            let task = model.waits().get(wait).task;
             if !input.scope.accepts(task) || window.overlap(piece.start, piece.end) == Nanos::ZERO {
                 continue;
             }
             let (start, end) = window.clip(piece.start, piece.end);
             t.row()
                 .int(timeline.cpu().0.into())
-                .int(piece.wait.into())
+                .int(wait.index() as i64)
                 .int(task.index() as i64)
                 .int(model.tasks().get(task).pid.0.into())
                 .int(start.0 as i64)

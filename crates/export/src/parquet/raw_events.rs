@@ -6,10 +6,11 @@
 use super::columns::{Kind, Spec, TableWriter};
 use super::layout::Layout;
 use crate::{EventFilter, ProgressFn, Result, Scope};
+use inputs::Input as Recording;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use tracedat::format::{Element, EventFormat, Field, FieldKind};
-use tracedat::{Event, FieldRef, Item, Trace, Value};
+use tracedat::{Event, EventItems, EventSource, FieldRef, Item, Value};
 
 /// Columns every event table starts with.
 const FIXED: [&str; 4] = ["ts", "cpu", "common_pid", "buffer"];
@@ -34,14 +35,13 @@ pub struct RawSummary {
 }
 
 /// Streams every buffer's events into per-type tables.
-pub fn write(trace: &Trace, scope: &Scope, layout: &Layout, progress: ProgressFn<'_>) -> Result<RawSummary> {
+pub fn write(trace: &Recording, scope: &Scope, layout: &Layout, progress: ProgressFn<'_>) -> Result<RawSummary> {
     let names = table_names(trace.formats());
     let filter = EventFilter::new(scope, trace.formats());
     let mut tables: HashMap<u32, EventTable> = HashMap::new();
     let mut summary = RawSummary::default();
-    let selection = tracedat::Selection::all();
-    let total = trace.data_size(&selection);
-    let mut stream = trace.events_of(&selection);
+    let total = trace.data_size();
+    let mut stream = trace.all_events();
     let mut count = 0u64;
     loop {
         count += 1;
@@ -70,12 +70,13 @@ pub fn write(trace: &Trace, scope: &Scope, layout: &Layout, progress: ProgressFn
             Entry::Occupied(table) => table.into_mut(),
             Entry::Vacant(slot) => slot.insert(EventTable::create(layout, &names[&event.id], format)?),
         };
-        let buffer = trace.buffers().get(event.buffer as usize).map_or("", |b| b.name.as_str());
+        let buffer =
+            trace.trace_dat().and_then(|t| t.buffers().get(event.buffer as usize)).map_or("", |b| b.name.as_str());
         table.push(&event, buffer)?;
     }
     progress(total, total);
     summary.unknown = stream.unknown_events();
-    summary.damage = stream.damage().iter().map(|e| e.to_string()).collect();
+    summary.damage = stream.take_damage().iter().chain(&trace.damage()).map(|e| e.to_string()).collect();
     for (id, table) in tables {
         summary.tables.push((names[&id].clone(), table.writer.finish()?));
     }

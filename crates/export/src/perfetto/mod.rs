@@ -30,13 +30,14 @@ pub use tracks::TrackCounts;
 
 use crate::{EventFilter, ExportError, Input, ProgressFn, Result, Scope};
 use ftrace::{CpuEncoder, Plans};
+use inputs::Input as Recording;
 use prost::Message;
 use sequence::Sequence;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use tracedat::{Item, Selection, Trace};
+use tracedat::{EventItems, EventSource, Item, Selection};
 
 /// What the file holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub struct EncodedTracks {
 impl PerfettoFile {
     /// Creates the file and writes its first packet: the kernel's name and version
     /// (Perfetto decodes `prev_state` by kernel version) and the CPU count.
-    pub fn create(path: &Path, trace: &Trace) -> Result<PerfettoFile> {
+    pub fn create(path: &Path, trace: &Recording) -> Result<PerfettoFile> {
         let io = |e| ExportError::io(path, e);
         let mut file = File::create(path).map_err(io)?;
         let mut first = Vec::new();
@@ -96,7 +97,7 @@ impl PerfettoFile {
     /// worker thread.
     pub fn encode_events(
         &self,
-        trace: &Trace,
+        trace: &Recording,
         buffer: &str,
         scope: Option<&Scope>,
         progress: ProgressFn<'_>,
@@ -104,8 +105,12 @@ impl PerfettoFile {
         let cpus = trace.cpu_count();
         let plans = Plans::new(trace.formats());
         let filter = scope.map(|scope| EventFilter::new(scope, trace.formats()));
-        let selection = Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() };
-        let total = trace.data_size(&selection);
+        let total = match trace {
+            Recording::TraceDat(trace) => {
+                trace.data_size(&Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() })
+            }
+            Recording::PerfData(perf) => perf.cpu_sizes().iter().map(|&(_, size)| size).sum(),
+        };
         let done = AtomicU64::new(0);
         let sequence = Sequence::new(&self.file, &self.path);
         let results = analysis::cores::on_cores_ticking(
@@ -130,13 +135,12 @@ impl PerfettoFile {
     fn encode_cpu(&self, job: &CpuJob<'_>, sequence: &Sequence<'_>) -> Result<EventCounts> {
         let io = |e| ExportError::io(&self.path, e);
         let part = sequence.part(job.cpu);
-        let selection = Selection::one_cpu(job.buffer, job.cpu);
-        if job.trace.data_size(&selection) == 0 {
+        let (mut stream, size) = crate::cpu_events(job.trace, job.buffer, job.cpu);
+        if size == 0 {
             part.finish().map_err(io)?;
             return Ok(EventCounts::default());
         }
         let mut encoder = CpuEncoder::new(job.plans, job.cpu, part);
-        let mut stream = job.trace.events_of(&selection);
         let (mut count, mut reported) = (0u32, 0u64);
         loop {
             count = count.wrapping_add(1);
@@ -209,7 +213,7 @@ impl PerfettoFile {
 
 /// One CPU's share of [`PerfettoFile::encode_events`].
 struct CpuJob<'a> {
-    trace: &'a Trace,
+    trace: &'a Recording,
     buffer: &'a str,
     cpu: u32,
     plans: &'a Plans,
@@ -238,8 +242,16 @@ fn packet_bytes(buf: &mut Vec<u8>, packet: &proto::TracePacket) {
     packet.encode(buf).expect("a Vec grows as needed");
 }
 
-fn system_info(trace: &Trace) -> proto::TracePacket {
-    let utsname = trace.metadata().options.uname.as_deref().map(parse_uname);
+fn system_info(trace: &Recording) -> proto::TracePacket {
+    let utsname = match trace {
+        Recording::TraceDat(trace) => trace.metadata().options.uname.as_deref().map(parse_uname),
+        Recording::PerfData(perf) => perf.features().os_release.as_ref().map(|release| proto::Utsname {
+            sysname: Some("Linux".into()),
+            release: Some(release.clone()),
+            version: None,
+            machine: perf.features().arch.clone(),
+        }),
+    };
     proto::TracePacket {
         system_info: Some(proto::SystemInfo { utsname, num_cpus: Some(trace.cpu_count()) }),
         ..Default::default()

@@ -1,5 +1,5 @@
 // `schedlens report` in a real browser: Debian's Chromium, headless, over the DevTools
-// protocol (the viewer's cdp.mjs), offline. A report of real fixtures is opened from
+// protocol (crates/tiles/tests/browser/cdp.mjs), offline. A report of real fixtures is opened from
 // file:// and must draw completely, zoom, hover, link incidents to the timeline, sort
 // tables and draw the heat map, with no request leaving the page.
 //
@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Browser, testTargets } from '../../../view/tests/browser/cdp.mjs';
+import { Browser, testTargets } from '../../../tiles/tests/browser/cdp.mjs';
 
 const { traces, bin, chromium, skip } = testTargets('report browser tests');
 

@@ -31,7 +31,7 @@
 
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Browser } from './cdp.mjs';
+import { Browser } from '../../../tiles/tests/browser/cdp.mjs';
 
 const args = process.argv.slice(2);
 const [bin, trace] = args;

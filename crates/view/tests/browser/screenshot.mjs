@@ -5,7 +5,7 @@
 //   node screenshot.mjs URL OUT.png [--width W] [--height H]
 
 import { writeFileSync } from 'node:fs';
-import { Browser } from './cdp.mjs';
+import { Browser } from '../../../tiles/tests/browser/cdp.mjs';
 
 const [url, out, ...rest] = process.argv.slice(2);
 const option = (name, fallback) => {

@@ -1,8 +1,8 @@
 // `schedlens view` in a real browser: Debian's Chromium, headless, driven over the
-// DevTools protocol (cdp.mjs). Loads real fixtures and checks what is drawn (pixels of
-// known bars, a screenshot against a golden image with a tolerance), zoom, pan, hover,
-// following a task, an incident, a range selection, the URL state, export, markers and
-// several traces on one time scale.
+// DevTools protocol (crates/tiles/tests/browser/cdp.mjs). Loads real fixtures and checks
+// what is drawn (pixels of known bars, a screenshot against a golden image with a
+// tolerance), zoom, pan, hover, following a task, an incident, a range selection, the URL
+// state, export, markers and several traces on one time scale.
 //
 //   SCHEDLENS_BIN=target/debug/schedlens node --test crates/view/tests/browser/
 //   SCHEDLENS_BLESS=1 ... rewrites the golden images.
@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Browser, testTargets } from './cdp.mjs';
+import { Browser, testTargets } from '../../../tiles/tests/browser/cdp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { traces, bin, chromium, skip } = testTargets('browser tests');

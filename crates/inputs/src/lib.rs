@@ -1,0 +1,216 @@
+//! The one place that opens a recording, told apart by its magic bytes (never by its
+//! name): trace.dat (trace-cmd, `schedlens record`) or perf.data (`perf sched record`,
+//! `perf record -e 'sched:*'`, file or pipe mode). Both are event sources
+//! ([`tracedat::EventSource`]), so every stage above reads either the same way; what only
+//! one of them has (trace.dat's recorded context and buffers, perf.data's feature
+//! sections) is reached through [`Input::trace_dat`] and [`Input::perf_data`].
+
+use perfdata::PerfData;
+use std::io::Read;
+use std::path::Path;
+use tracedat::{
+    Cmdlines, Error, Event, EventItems, EventSource, EventStream, Formats, Item, RecordedContext, Selection, Trace,
+};
+
+/// An open recording.
+#[derive(Debug)]
+pub enum Input {
+    TraceDat(Trace),
+    PerfData(PerfData),
+}
+
+/// The formats this crate opens.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    TraceDat,
+    PerfData,
+}
+
+/// The format a file's first bytes say: perf.data's magic, else trace.dat (whose reader
+/// says what is wrong with anything else).
+pub fn kind_of(first_bytes: &[u8]) -> Kind {
+    match perfdata::endian_of_magic(first_bytes) {
+        Some(_) => Kind::PerfData,
+        None => Kind::TraceDat,
+    }
+}
+
+impl Kind {
+    /// The format of a file by its first bytes (trace.dat when it cannot be read: its
+    /// reader then says why).
+    pub fn of_file(path: &Path) -> Kind {
+        let mut first = Vec::with_capacity(8);
+        if let Ok(file) = std::fs::File::open(path) {
+            let _ = file.take(8).read_to_end(&mut first);
+        }
+        kind_of(&first)
+    }
+}
+
+impl Input {
+    /// Opens a file by what its first bytes say it is.
+    pub fn open(path: impl AsRef<Path>) -> Result<Input, Error> {
+        let path = path.as_ref();
+        match Kind::of_file(path) {
+            Kind::PerfData => PerfData::open(path).map(Input::PerfData),
+            Kind::TraceDat => Trace::open(path).map(Input::TraceDat),
+        }
+    }
+
+    /// Reads a recording held in memory; `name` is used in messages.
+    pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Result<Input, Error> {
+        match kind_of(&bytes) {
+            Kind::PerfData => PerfData::from_bytes(name, bytes).map(Input::PerfData),
+            Kind::TraceDat => Trace::from_bytes(name, bytes).map(Input::TraceDat),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Input::TraceDat(_) => Kind::TraceDat,
+            Input::PerfData(_) => Kind::PerfData,
+        }
+    }
+
+    pub fn trace_dat(&self) -> Option<&Trace> {
+        match self {
+            Input::TraceDat(trace) => Some(trace),
+            Input::PerfData(_) => None,
+        }
+    }
+
+    pub fn perf_data(&self) -> Option<&PerfData> {
+        match self {
+            Input::TraceDat(_) => None,
+            Input::PerfData(perf) => Some(perf),
+        }
+    }
+
+    /// What `schedlens record` stored about the recording (topology, command, affinity);
+    /// perf.data keeps none of it.
+    pub fn recorded_context(&self) -> Option<RecordedContext> {
+        self.trace_dat().and_then(Trace::recorded_context)
+    }
+
+    /// Bytes of event data, for progress bars.
+    pub fn data_size(&self) -> u64 {
+        match self {
+            Input::TraceDat(trace) => trace.data_size(&Selection::all()),
+            Input::PerfData(perf) => perf.cpu_sizes().iter().map(|&(_, size)| size).sum(),
+        }
+    }
+}
+
+/// Either container's stream.
+pub enum InputItems<'s> {
+    TraceDat(EventStream<'s>),
+    PerfData(perfdata::Events<'s>),
+}
+
+impl EventItems for InputItems<'_> {
+    #[inline]
+    fn next(&mut self) -> Option<Item<'_>> {
+        match self {
+            InputItems::TraceDat(stream) => stream.next(),
+            InputItems::PerfData(stream) => stream.next(),
+        }
+    }
+
+    fn bytes_done(&self) -> u64 {
+        match self {
+            InputItems::TraceDat(stream) => stream.bytes_done(),
+            InputItems::PerfData(stream) => stream.bytes_done(),
+        }
+    }
+
+    fn unknown_events(&self) -> u64 {
+        match self {
+            InputItems::TraceDat(stream) => stream.unknown_events(),
+            InputItems::PerfData(stream) => stream.unknown_events(),
+        }
+    }
+
+    fn take_damage(&mut self) -> Vec<Error> {
+        match self {
+            InputItems::TraceDat(stream) => stream.take_damage(),
+            InputItems::PerfData(stream) => stream.take_damage(),
+        }
+    }
+}
+
+/// Calls the same method of whichever source is inside.
+macro_rules! either {
+    ($input:expr, $source:ident => $body:expr) => {
+        match $input {
+            Input::TraceDat($source) => $body,
+            Input::PerfData($source) => $body,
+        }
+    };
+}
+
+impl EventSource for Input {
+    type Items<'s> = InputItems<'s>;
+
+    fn input(&self) -> &str {
+        either!(self, s => EventSource::input(s))
+    }
+
+    fn formats(&self) -> &Formats {
+        either!(self, s => EventSource::formats(s))
+    }
+
+    fn cpu_count(&self) -> u32 {
+        either!(self, s => EventSource::cpu_count(s))
+    }
+
+    fn cpu_sizes(&self) -> Vec<(u32, u64)> {
+        either!(self, s => s.cpu_sizes())
+    }
+
+    fn cpu_events(&self, cpu: u32) -> InputItems<'_> {
+        match self {
+            Input::TraceDat(trace) => InputItems::TraceDat(trace.cpu_events(cpu)),
+            Input::PerfData(perf) => InputItems::PerfData(perf.cpu_events(cpu)),
+        }
+    }
+
+    fn all_events(&self) -> InputItems<'_> {
+        match self {
+            Input::TraceDat(trace) => InputItems::TraceDat(trace.all_events()),
+            Input::PerfData(perf) => InputItems::PerfData(perf.all_events()),
+        }
+    }
+
+    fn buffer(&self) -> &str {
+        either!(self, s => s.buffer())
+    }
+
+    fn cmdlines(&self) -> &Cmdlines {
+        either!(self, s => s.cmdlines())
+    }
+
+    fn cpu_stats(&self) -> &[String] {
+        either!(self, s => s.cpu_stats())
+    }
+
+    fn damage(&self) -> Vec<Error> {
+        either!(self, s => EventSource::damage(s))
+    }
+
+    fn bprint_message(&self, event: &Event<'_>, out: &mut Vec<u8>) -> bool {
+        either!(self, s => s.bprint_message(event, out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_told_apart_by_their_magic() {
+        assert_eq!(kind_of(b"PERFILE2\x68\0\0\0"), Kind::PerfData);
+        assert_eq!(kind_of(b"2ELIFREP"), Kind::PerfData);
+        assert_eq!(kind_of(b"\x17\x08\x44tracing6"), Kind::TraceDat);
+        assert_eq!(kind_of(b"PERF"), Kind::TraceDat, "anything else goes to trace.dat's reader, which says why not");
+    }
+}
