@@ -269,8 +269,12 @@ impl Affinity {
 pub struct Findings {
     /// Ranked: episodes by lost CPU time, then cascades, then overload.
     pub incidents: Vec<Incident>,
-    /// Time during which some task waited while some CPU idled (all waits).
+    /// Time during which some task waited while some CPU idled (all waits), where the
+    /// trace shows both.
     pub idle_while_waiting: Nanos,
+    /// Time during which it is unknown whether a task waited while a CPU idled (CPUs whose
+    /// state is unknown: lost events, before their first event), not in `idle_while_waiting`.
+    pub idle_while_waiting_unknown: Nanos,
     /// The window's length.
     pub window: Nanos,
     /// `migrations[from][to]` within the window.
@@ -462,7 +466,8 @@ pub fn check(model: &Model, request: &CheckRequest<'_>) -> Findings {
         incidents.extend(overloads(model, request, &swept.bins));
         Findings {
             incidents,
-            idle_while_waiting: swept.idle_while_waiting,
+            idle_while_waiting: swept.idle_while_waiting.total,
+            idle_while_waiting_unknown: swept.idle_while_waiting.unknown,
             window: request.window.len(),
             migrations,
             wakeups,

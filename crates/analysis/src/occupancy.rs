@@ -20,12 +20,30 @@ pub struct Occupancy {
     /// CPUs whose state is known (neither before their first event, after their last,
     /// nor uncertain).
     pub known: u32,
+    /// Of `waiting`, the tasks waiting in the runqueues of CPUs whose state is unknown.
+    pub waiting_unknown: u32,
+    /// The CPUs swept, known or not.
+    pub cpus: u32,
 }
 
 impl Occupancy {
-    /// A task waits while a CPU idles: the work-conservation failure the paper shades.
+    /// A task waits in the runqueue of a CPU whose state is known while a CPU idles: the
+    /// work-conservation failure the paper shades.
     pub fn waiting_while_idle(&self) -> bool {
-        self.waiting > 0 && self.idle > 0
+        self.waiting > self.waiting_unknown && self.idle > 0
+    }
+
+    /// Whether a task waited while a CPU idled is not known here, and could be: tasks wait
+    /// in the runqueue of a CPU whose state is unknown, or tasks wait while no CPU known
+    /// to idle does and some CPU's state is unknown.
+    pub fn waiting_while_idle_unknown(&self) -> bool {
+        !self.waiting_while_idle() && (self.waiting_unknown > 0 || (self.waiting > 0 && self.known < self.cpus))
+    }
+
+    /// Of this CPU's own counts (one CPU), the tasks waiting in its runqueue while its state
+    /// is unknown.
+    fn own_waiting_unknown(&self) -> u32 {
+        if self.known == 0 { self.waiting } else { 0 }
     }
 }
 
@@ -419,20 +437,22 @@ fn sweep_accepted<V: Visitor>(model: &Model, window: Window, accepted: &[bool], 
 /// out its changes in the block (in runs already in time order), one sort by time and
 /// CPU merges them, and the counts follow the changes in that order.
 fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, accepted: &[bool], visitor: &mut V) {
-    let mut state = Occupancy::default();
+    let mut state = Occupancy { cpus: cpus.len() as u32, ..Occupancy::default() };
     let mut sources: Vec<CpuChanges<'_>> = Vec::with_capacity(cpus.len());
-    // Each CPU's own counts, kept for visitors that follow CPUs.
-    let mut own: Vec<Occupancy> = Vec::new();
+    // Each CPU's own counts: whether tasks wait where the state is unknown depends on them.
+    let mut own: Vec<Occupancy> = Vec::with_capacity(cpus.len());
     let first_cpu = cpus.start;
     for cpu in cpus {
         let (changes, before) = CpuChanges::at(model, cpu, accepted, window.start);
         before.apply(&mut state);
+        let mut counts = Occupancy { cpus: 1, ..Occupancy::default() };
+        before.apply(&mut counts);
+        counts.waiting_unknown = counts.own_waiting_unknown();
+        state.waiting_unknown += counts.waiting_unknown;
         if V::PER_CPU {
-            let mut counts = Occupancy::default();
-            before.apply(&mut counts);
             visitor.cpu(window.start, Cpu(cpu as u32), counts);
-            own.push(counts);
         }
+        own.push(counts);
         sources.push(changes);
     }
     let total: u64 = sources.iter().map(|s| s.count_in(window)).sum();
@@ -452,21 +472,25 @@ fn sweep_cpus<V: Visitor>(model: &Model, cpus: Range<usize>, window: Window, acc
         for same_time in changes.chunk_by(|a, b| a.time == b.time) {
             let time = same_time[0].time;
             let mut state = stretch.state;
-            if !V::PER_CPU {
-                // The machine's counts only: the CPUs' changes at one instant add up.
-                Delta::of(same_time).apply(&mut state);
-                stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
-                continue;
-            }
             for same_cpu in same_time.chunk_by(|a, b| a.cpu == b.cpu) {
                 let delta = Delta::of(same_cpu);
                 delta.apply(&mut state);
                 let cpu = same_cpu[0].cpu as usize - first_cpu;
                 let mut counts = own[cpu];
                 delta.apply(&mut counts);
-                if counts != own[cpu] {
-                    changed.push((cpu, counts));
+                counts.waiting_unknown = counts.own_waiting_unknown();
+                state.waiting_unknown = state.waiting_unknown - own[cpu].waiting_unknown + counts.waiting_unknown;
+                if V::PER_CPU {
+                    if counts != own[cpu] {
+                        changed.push((cpu, counts));
+                    }
+                } else {
+                    own[cpu] = counts;
                 }
+            }
+            if !V::PER_CPU {
+                stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
+                continue;
             }
             if changed.is_empty() {
                 stretch.change(time, state, &mut |s, e, o| visitor.stretch(s, e, o));
@@ -531,9 +555,13 @@ impl<T: Copy + PartialEq + Default> Stretch<T> {
 /// Time a task waited while a CPU idled, in a window.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct IdleWhileWaiting {
+    /// Known to be so: the task waited where the state is known, the CPU was known idle.
     pub total: Nanos,
     /// The longest unbroken stretch, as (start, end).
     pub longest: Option<(Nanos, Nanos)>,
+    /// Time during which it is unknown whether a task waited while a CPU idled
+    /// ([`Occupancy::waiting_while_idle_unknown`]), not counted in `total`.
+    pub unknown: Nanos,
 }
 
 /// Sums the stretches where some accepted task waits while some CPU idles.
@@ -548,6 +576,7 @@ pub fn idle_while_waiting(model: &Model, window: Window, filter: &TaskFilter) ->
 #[derive(Copy, Clone, Debug, Default)]
 pub struct IdleWhileWaitingSum {
     total: Nanos,
+    unknown: Nanos,
     /// The first and the last unbroken stretch, and the longest (of all, these included).
     first: Option<(Nanos, Nanos)>,
     last: Option<(Nanos, Nanos)>,
@@ -557,6 +586,9 @@ pub struct IdleWhileWaitingSum {
 impl IdleWhileWaitingSum {
     /// Adds the next stretch of the sweep.
     pub fn add(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
+        if occupancy.waiting_while_idle_unknown() {
+            self.unknown += end.saturating_sub(start);
+        }
         if !occupancy.waiting_while_idle() || end <= start {
             return;
         }
@@ -575,6 +607,7 @@ impl IdleWhileWaitingSum {
         let (Some(last), Some(next_first)) = (self.last, next.first) else {
             return IdleWhileWaitingSum {
                 total: self.total + next.total,
+                unknown: self.unknown + next.unknown,
                 first: self.first.or(next.first),
                 last: next.last.or(self.last),
                 longest: pick_longer(self.longest, next.longest),
@@ -584,11 +617,17 @@ impl IdleWhileWaitingSum {
         let first = if self.first == Some(last) { joined.or(self.first) } else { self.first };
         let last = if next.last == Some(next_first) { joined.or(next.last) } else { next.last };
         let longest = pick_longer(pick_longer(self.longest, next.longest), joined);
-        IdleWhileWaitingSum { total: self.total + next.total, first, last, longest }
+        IdleWhileWaitingSum {
+            total: self.total + next.total,
+            unknown: self.unknown + next.unknown,
+            first,
+            last,
+            longest,
+        }
     }
 
     pub fn finish(self) -> IdleWhileWaiting {
-        IdleWhileWaiting { total: self.total, longest: self.longest }
+        IdleWhileWaiting { total: self.total, longest: self.longest, unknown: self.unknown }
     }
 }
 

@@ -4,7 +4,7 @@
 //! that execs `sleep` counts under `sh` and then under `sleep`.
 
 use crate::window::{TaskFilter, Window};
-use model::{CommId, Cpu, Model, Nanos, Pid, TaskId};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Topology};
 use std::collections::BTreeMap;
 
 /// Rows per command name or per task.
@@ -32,6 +32,8 @@ pub struct Row {
     /// The longest single wait.
     pub max_wait_ns: u64,
     pub migrations: u64,
+    /// Of `migrations`, those between CPUs on different NUMA nodes (with a topology).
+    pub cross_node_migrations: Option<u64>,
 }
 
 /// How one CPU spent the window.
@@ -73,6 +75,7 @@ struct Acc {
     wait_ns: u64,
     max_wait_ns: u64,
     migrations: u64,
+    cross_node: u64,
 }
 
 impl Acc {
@@ -85,6 +88,7 @@ impl Acc {
         self.wait_ns = self.wait_ns.saturating_add(other.wait_ns);
         self.max_wait_ns = self.max_wait_ns.max(other.max_wait_ns);
         self.migrations = self.migrations.saturating_add(other.migrations);
+        self.cross_node = self.cross_node.saturating_add(other.cross_node);
     }
 
     fn is_active(&self) -> bool {
@@ -127,6 +131,17 @@ impl<'m> Accounts<'m> {
 
 /// Computes the statistics of `window` for the tasks `filter` accepts.
 pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Grouping) -> Stats {
+    compute_placed(model, window, filter, grouping, None)
+}
+
+/// [`compute`], with the migrations across NUMA nodes counted by `topology`'s nodes.
+pub fn compute_placed(
+    model: &Model,
+    window: Window,
+    filter: &TaskFilter,
+    grouping: Grouping,
+    topology: Option<&Topology>,
+) -> Stats {
     // Indexed by the task ids of segments, waits and migrations: model tasks, in range.
     let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
     let mut accounts = Accounts::new(model);
@@ -158,13 +173,18 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, grouping: Gro
     }
     let migrations = model.detail().migrations().then(|| model.migrations());
     let migrations = migrations.into_iter().flat_map(|m| m.iter());
+    let node = |cpu: Cpu| topology.and_then(|t| t.place(cpu)).map(|p| p.node);
     for migration in migrations.filter(|m| accepted[m.task.index()] && window.contains(m.time)) {
-        accounts.of(migration.task, migration.time).migrations += 1;
+        let acc = accounts.of(migration.task, migration.time);
+        acc.migrations += 1;
+        let (from, to) = (node(migration.from), node(migration.to));
+        acc.cross_node += u64::from(from.is_some() && to.is_some() && from != to);
     }
-    Stats { window, rows: rows(model, accounts, grouping), cpus: cpu_rows(model, window) }
+    let rows = rows(model, accounts, grouping, topology.is_some());
+    Stats { window, rows, cpus: cpu_rows(model, window) }
 }
 
-fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
+fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping, placed: bool) -> Vec<Row> {
     let mut rows = Vec::new();
     match grouping {
         Grouping::Task => {
@@ -173,7 +193,8 @@ fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
                 names.iter().for_each(|(_, acc)| total.merge(acc));
                 if total.is_active() {
                     let task = model.tasks().get(id);
-                    rows.push(row(model.comms().name(task.last_comm()).to_string(), Some(task.pid), 1, &total));
+                    let comm = model.comms().name(task.last_comm()).to_string();
+                    rows.push(row(comm, Some(task.pid), 1, &total, placed));
                 }
             }
         }
@@ -186,14 +207,15 @@ fn rows(model: &Model, accounts: Accounts<'_>, grouping: Grouping) -> Vec<Row> {
                     entry.1 += 1;
                 }
             }
-            rows.extend(by_comm.into_iter().map(|(comm, (acc, pids))| row(comm.to_string(), None, pids, &acc)));
+            let row_of = |(comm, (acc, pids)): (&str, (Acc, u32))| row(comm.to_string(), None, pids, &acc, placed);
+            rows.extend(by_comm.into_iter().map(row_of));
         }
     }
     rows.sort_by(|a, b| b.runtime_ns.cmp(&a.runtime_ns).then_with(|| a.comm.cmp(&b.comm)).then(a.pid.cmp(&b.pid)));
     rows
 }
 
-fn row(comm: String, pid: Option<Pid>, pids: u32, acc: &Acc) -> Row {
+fn row(comm: String, pid: Option<Pid>, pids: u32, acc: &Acc, placed: bool) -> Row {
     Row {
         comm,
         pid,
@@ -205,6 +227,7 @@ fn row(comm: String, pid: Option<Pid>, pids: u32, acc: &Acc) -> Row {
         wait_ns: acc.wait_ns,
         max_wait_ns: acc.max_wait_ns,
         migrations: acc.migrations,
+        cross_node_migrations: placed.then_some(acc.cross_node),
     }
 }
 

@@ -42,8 +42,15 @@ fn stretches(model: &Model, window: Window) -> Vec<(u64, u64, Occupancy)> {
     out
 }
 
+/// The machine's counts (2 CPUs), no task waiting where the state is unknown.
 fn occupancy(running: u32, waiting: u32, idle: u32, known: u32) -> Occupancy {
-    Occupancy { running, waiting, idle, known }
+    Occupancy { running, waiting, idle, known, waiting_unknown: 0, cpus: 2 }
+}
+
+/// One CPU's own counts.
+fn own(running: u32, waiting: u32, idle: u32, known: u32) -> Occupancy {
+    let waiting_unknown = if known == 0 { waiting } else { 0 };
+    Occupancy { running, waiting, idle, known, waiting_unknown, cpus: 1 }
 }
 
 #[test]
@@ -153,8 +160,8 @@ fn a_sweep_cut_into_parts_is_the_whole_sweep() {
 
 #[test]
 fn idle_while_waiting_sums_join_stretches_across_cuts() {
-    let waiting = Occupancy { running: 1, waiting: 1, idle: 1, known: 2 };
-    let busy = Occupancy { running: 2, waiting: 0, idle: 0, known: 2 };
+    let waiting = occupancy(1, 1, 1, 2);
+    let busy = occupancy(2, 0, 0, 2);
     let sum = |stretches: &[(u64, u64, Occupancy)]| {
         let mut sum = IdleWhileWaitingSum::default();
         for &(s, e, o) in stretches {
@@ -208,12 +215,12 @@ fn a_per_cpu_sweep_reports_each_cpus_changes_between_stretches() {
     assert_eq!(
         recorded.cpus,
         [
-            (0, 0, occupancy(0, 0, 0, 0)),
-            (0, 1, occupancy(0, 0, 0, 0)),
-            (0, 0, occupancy(1, 0, 0, 1)),
-            (0, 1, occupancy(0, 0, 1, 1)),
-            (20, 0, occupancy(1, 1, 0, 1)),
-            (100, 0, occupancy(1, 0, 0, 1)),
+            (0, 0, own(0, 0, 0, 0)),
+            (0, 1, own(0, 0, 0, 0)),
+            (0, 0, own(1, 0, 0, 1)),
+            (0, 1, own(0, 0, 1, 1)),
+            (20, 0, own(1, 1, 0, 1)),
+            (100, 0, own(1, 0, 0, 1)),
         ]
     );
     assert_eq!(
@@ -229,7 +236,7 @@ fn a_per_cpu_sweep_reports_each_cpus_changes_between_stretches() {
         Cuts::EqualTime,
         |_| Recorder::default(),
     );
-    assert_eq!(parts[1].cpus[..2], [(50, 0, occupancy(1, 1, 0, 1)), (50, 1, occupancy(0, 0, 1, 1))]);
+    assert_eq!(parts[1].cpus[..2], [(50, 0, own(1, 1, 0, 1)), (50, 1, own(0, 0, 1, 1))]);
     let covered: u64 = parts.iter().flat_map(|p| &p.stretches).map(|(s, e, _)| e - s).sum();
     assert_eq!(covered, 150);
 }
@@ -273,4 +280,43 @@ fn cuts_by_changes_share_the_changes_out_evenly() {
     assert!((45..=60).contains(&by_changes[0].end.0), "{by_changes:?}");
     assert_eq!((by_changes[0].end, by_changes[1].end), (by_changes[1].start, window.end));
     assert_eq!(glued_parts(&model, window, 2, Cuts::EqualChanges), stretches(&model, window));
+}
+
+/// 0: ..........   Idle CPU 0 wakes B onto CPU 1 at 10. CPU 1's first event, at 40,
+/// 0q ..........   shows A running (what it ran before is unknown): B waits behind it
+/// 1:     AABBB.   until 60. From 10 to 40 B waits where the state is unknown: whether a
+/// 1q .bbbbb....   task waited while a core idled is unknown then, and known from 40.
+#[test]
+fn a_task_waiting_where_the_state_is_unknown_is_not_idle_while_waiting() {
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 0)
+        .wake(10, 0, 0, 2, 1)
+        .other(40, 1, 1)
+        .switch(60, 1, 1, S, 2)
+        .switch(90, 1, 2, S, 0)
+        .other(100, 0, 0)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: ..........
+         0q ..........
+         1:     AABBB.
+         1q .bbbbb....",
+    );
+    let unknown = |running, waiting, idle, known| Occupancy {
+        waiting_unknown: waiting,
+        ..occupancy(running, waiting, idle, known)
+    };
+    assert_eq!(
+        stretches(&model, Window::new(Nanos(0), Nanos(100))),
+        [
+            (0, 10, occupancy(0, 0, 1, 1)),
+            (10, 40, unknown(0, 1, 1, 1)),
+            (40, 60, occupancy(1, 1, 1, 2)),
+            (60, 90, occupancy(1, 0, 1, 2)),
+            (90, 100, occupancy(0, 0, 2, 2)),
+        ]
+    );
+    let found = idle_while_waiting(&model, Window::new(Nanos(0), Nanos(100)), &TaskFilter::default());
+    assert_eq!((found.total, found.unknown, found.longest), (Nanos(20), Nanos(30), Some((Nanos(40), Nanos(60)))));
 }

@@ -51,15 +51,37 @@ pub struct MetaTrace {
     pub rows_by_number: Vec<Row>,
     /// The rows, bottom to top, in socket order; null without a topology.
     pub rows_by_socket: Option<Vec<Row>>,
+    /// Where each CPU sits, in CPU order, for the hover; null without a topology.
+    pub places: Option<Vec<Place>>,
 }
 
-/// One row of the timeline.
+/// One row of the timeline: always labelled by its CPU number; in socket order also
+/// grouped by socket and NUMA node, a core's hardware threads adjacent.
 #[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
 pub struct Row {
     /// The CPU drawn in it.
     pub cpu: u32,
-    /// Its socket, when the topology is known.
+    /// Its socket, in socket order.
     pub socket: Option<u32>,
+    /// Its NUMA node, in socket order.
+    pub node: Option<u32>,
+    /// Its physical core (SMT siblings share it), in socket order.
+    pub core: Option<u32>,
+}
+
+/// Where one CPU (hardware thread) sits in the machine.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+pub struct Place {
+    /// The CPU number.
+    pub cpu: u32,
+    /// Its physical core, numbered as the topology source numbers it.
+    pub core: u32,
+    /// Its socket (package).
+    pub socket: u32,
+    /// Its NUMA node.
+    pub node: u32,
+    /// The other CPUs on the same core (SMT siblings), in CPU order.
+    pub siblings: Vec<u32>,
 }
 
 /// The page's first state.

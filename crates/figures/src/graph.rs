@@ -7,33 +7,42 @@
 use crate::axis::{TimeAxis, seconds};
 use crate::markers;
 use crate::palette::{Rgb, color_of_name};
+use crate::row_labels::RowLabels;
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use crate::timeline::{self, Coloring, TimelineRequest};
 use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, Window};
 use model::{Cpu, Marker, Model, Nanos, Topology};
-use render::{Anchor, Point, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
+use render::{Point, Rect, RectBatch, Rgba, Scene, Stroke, Text, text_width};
 use std::collections::BTreeMap;
 
-/// One row of the figure: a CPU and, with a topology, its socket.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// One row of the figure: a CPU and, in socket order, where it sits (its socket, NUMA
+/// node and core, which group the rows).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct RowSpec {
     pub cpu: Cpu,
     pub socket: Option<u32>,
+    pub node: Option<u32>,
+    /// The physical core (SMT siblings share it).
+    pub core: Option<u32>,
 }
 
 /// The rows, bottom to top: CPUs in number order, or with `socket_order` the topology's
-/// order (a socket's CPUs adjacent). CPUs the topology does not know come last.
+/// order (a socket's CPUs adjacent, a core's hardware threads adjacent). CPUs the
+/// topology does not know come last.
 pub fn row_order(cpu_count: usize, topology: Option<&Topology>, socket_order: bool) -> Vec<RowSpec> {
-    let socket_of = |cpu: Cpu| topology.and_then(|t| t.place(cpu)).map(|p| p.socket);
     let mut cpus: Vec<Cpu> = (0..cpu_count as u32).map(Cpu).collect();
-    if let (Some(topology), true) = (topology, socket_order) {
-        let mut ordered: Vec<Cpu> = topology.socket_order().into_iter().filter(|c| c.index() < cpu_count).collect();
-        ordered.extend(cpus.iter().filter(|c| topology.place(**c).is_none()));
-        cpus = ordered;
-    }
-    let with_sockets = socket_order && topology.is_some();
-    cpus.into_iter().map(|cpu| RowSpec { cpu, socket: socket_of(cpu).filter(|_| with_sockets) }).collect()
+    let Some(topology) = topology.filter(|_| socket_order) else {
+        return cpus.into_iter().map(|cpu| RowSpec { cpu, ..RowSpec::default() }).collect();
+    };
+    let mut ordered: Vec<Cpu> = topology.socket_order().into_iter().filter(|c| c.index() < cpu_count).collect();
+    ordered.extend(cpus.iter().filter(|c| topology.place(**c).is_none()));
+    cpus = ordered;
+    let row = |cpu: Cpu| match topology.place(cpu) {
+        Some(p) => RowSpec { cpu, socket: Some(p.socket), node: Some(p.node), core: Some(p.core) },
+        None => RowSpec { cpu, ..RowSpec::default() },
+    };
+    cpus.into_iter().map(row).collect()
 }
 
 /// The plot's size in CSS pixels; without a height, rows get a height that suits their count.
@@ -75,13 +84,14 @@ pub fn graph(model: &Model, request: &GraphRequest<'_>) -> Scene {
     draw_runs(model, request, &layout, &mut scene);
     scene.push(style::outline(&layout.plot, Stroke::solid(FAINT, 1.0)));
     draw_rows_axis(request.rows, &layout, &mut scene);
-    draw_sockets(request.rows, &layout, &mut scene);
+    draw_groups(request.rows, &layout, &mut scene);
     let axis = TimeAxis { start_s: seconds(request.window.start, request.origin), span_s: request.span.0 as f64 / 1e9 };
     let (plot, origin, window) = (&layout.plot, request.origin, request.window);
     let drawn = markers::draw(&mut scene, plot, plot.bottom(), &axis, origin, window, request.markers);
     let mut y = axis.draw(&layout.plot, &mut scene);
     mark_end_of_data(request, &axis, &layout, &mut scene);
-    let notes: Vec<String> = [Some(key(model, request)), drawn.note()].into_iter().flatten().collect();
+    let mut notes = key(model, request);
+    notes.extend(drawn.note());
     y = style::notes(&mut scene, layout.plot.x, y, &notes);
     if *request.coloring == Coloring::ByCommand {
         y = command_legend(model, request, &layout, &mut scene, y);
@@ -95,6 +105,7 @@ struct Layout {
     plot: Rect,
     row_height: f32,
     right_margin: f32,
+    labels: RowLabels,
 }
 
 impl Layout {
@@ -103,13 +114,12 @@ impl Layout {
         let wanted = request.size.height.unwrap_or((rows * 12.0).clamp(160.0, 640.0));
         // Whole-pixel rows where they fit, so PNG rows do not blur into each other.
         let row_height = if wanted / rows >= 1.0 { (wanted / rows).floor() } else { wanted / rows };
-        let widest_label = request.rows.iter().map(|r| text_width(&r.cpu.0.to_string(), SMALL)).fold(0.0, f32::max);
-        let left = MARGIN + LABEL + 8.0 + widest_label + TICK + 3.0;
+        let labels = RowLabels::plan(request.rows, row_height);
+        let left = MARGIN + LABEL + 8.0 + labels.width() + TICK + 3.0;
         let top = MARGIN + style::TITLE + 12.0 + markers::band_height(request.markers, request.window);
-        let has_sockets = request.rows.iter().any(|r| r.socket.is_some());
-        let right_margin = MARGIN + if has_sockets { text_width("S00", SMALL) + 6.0 } else { 0.0 };
+        let right_margin = MARGIN + group_labels_width(request.rows);
         let plot = Rect::new(left, top, request.size.width.max(10.0), row_height * rows);
-        Layout { plot, row_height, right_margin }
+        Layout { plot, row_height, right_margin, labels }
     }
 
     /// The top of row `index` (row 0 is at the bottom).
@@ -151,37 +161,58 @@ fn draw_runs(model: &Model, request: &GraphRequest<'_>, layout: &Layout, scene: 
     }
 }
 
-/// Core labels: every row up to 32 rows, else the first row of each socket and every 8th,
-/// leaving out labels that would overlap one already placed.
+/// Every row's CPU number (see [`RowLabels`]), with a tick where rows are tall enough to
+/// tell ticks apart, and in socket order a bracket joining the ticks of a core's hardware
+/// threads (SMT siblings).
 fn draw_rows_axis(rows: &[RowSpec], layout: &Layout, scene: &mut Scene) {
-    let socket_starts = (0..rows.len()).filter(|&i| i == 0 || rows[i].socket != rows[i - 1].socket);
-    let regular = (0..rows.len()).filter(|&i| rows.len() <= 32 || i % 8 == 0);
-    let mut placed: Vec<f32> = Vec::new();
-    for index in socket_starts.chain(regular) {
-        let center = layout.row_top(index) + layout.row_height / 2.0;
-        if placed.iter().any(|&y| (y - center).abs() < SMALL) {
-            continue;
+    let center = |index: usize| layout.row_top(index) + layout.row_height / 2.0;
+    let tick_x = layout.plot.x - TICK;
+    layout.labels.draw(scene, rows, tick_x - 3.0, center);
+    if layout.row_height >= 4.0 {
+        for index in 0..rows.len() {
+            let y = center(index);
+            scene.push(style::line(Point::new(tick_x, y), Point::new(layout.plot.x, y), Stroke::solid(INK, 1.0)));
         }
-        placed.push(center);
-        let tick_x = layout.plot.x - TICK;
-        scene.push(style::line(Point::new(tick_x, center), Point::new(layout.plot.x, center), Stroke::solid(INK, 1.0)));
-        let label = Text::new(Point::new(tick_x - 3.0, center + SMALL * 0.35), rows[index].cpu.0.to_string(), SMALL);
-        scene.push(label.anchor(Anchor::End).color(INK));
+        let mut first = 0;
+        for core in rows.chunk_by(|a, b| a.core.is_some() && (a.socket, a.core) == (b.socket, b.core)) {
+            if core.len() > 1 {
+                let (bottom, top) = (center(first), center(first + core.len() - 1));
+                scene.push(style::line(Point::new(tick_x, bottom), Point::new(tick_x, top), Stroke::solid(INK, 1.0)));
+            }
+            first += core.len();
+        }
     }
-    style::vertical_title(scene, MARGIN + LABEL, layout.plot.y, layout.plot.bottom(), "core");
+    style::vertical_title(scene, MARGIN + LABEL, layout.plot.y, layout.plot.bottom(), "CPU");
 }
 
-/// A band between sockets across the plot, and each socket's name at the right.
-fn draw_sockets(rows: &[RowSpec], layout: &Layout, scene: &mut Scene) {
+/// The names of the socket and NUMA node of a group of rows: "S0" when they are the same
+/// number, else "S0 N1".
+fn group_name(row: &RowSpec) -> Option<String> {
+    let socket = row.socket?;
+    Some(match row.node {
+        Some(node) if node != socket => format!("S{socket} N{node}"),
+        _ => format!("S{socket}"),
+    })
+}
+
+/// The room the groups' names take at the right of the plot.
+fn group_labels_width(rows: &[RowSpec]) -> f32 {
+    let widest = rows.iter().filter_map(group_name).map(|name| text_width(&name, SMALL)).fold(0.0, f32::max);
+    if widest > 0.0 { widest.max(text_width("S00", SMALL)) + 6.0 } else { 0.0 }
+}
+
+/// A band between groups of rows on one socket and NUMA node, across the plot, and each
+/// group's name at the right ("S0", or "S0 N1" where the node's number differs).
+fn draw_groups(rows: &[RowSpec], layout: &Layout, scene: &mut Scene) {
     let mut start = 0;
     for index in 1..=rows.len() {
-        if index < rows.len() && rows[index].socket == rows[start].socket {
+        let same = |a: &RowSpec, b: &RowSpec| (a.socket, a.node) == (b.socket, b.node);
+        if index < rows.len() && same(&rows[index], &rows[start]) {
             continue;
         }
-        if let Some(socket) = rows[start].socket {
+        if let Some(name) = group_name(&rows[start]) {
             let middle = (layout.row_top(start) + layout.row_top(index - 1) + layout.row_height) / 2.0;
-            let name =
-                Text::new(Point::new(layout.plot.right() + 6.0, middle + SMALL * 0.35), format!("S{socket}"), SMALL);
+            let name = Text::new(Point::new(layout.plot.right() + 6.0, middle + SMALL * 0.35), name, SMALL);
             scene.push(name.color(INK));
             if index < rows.len() {
                 // A 2-pixel band on whole pixels: crisp in PNG, visible over 2-pixel rows.
@@ -205,8 +236,9 @@ fn mark_end_of_data(request: &GraphRequest<'_>, axis: &TimeAxis, layout: &Layout
     scene.push(Text::new(Point::new(x + 3.0, layout.plot.y + SMALL), "end", SMALL).color(INK));
 }
 
-/// The line that says what the colors mean.
-fn key(model: &Model, request: &GraphRequest<'_>) -> String {
+/// The lines that say what the colors mean (grey on a line of its own: with it the key
+/// is wider than a narrow figure).
+fn key(model: &Model, request: &GraphRequest<'_>) -> Vec<String> {
     let colors = match request.coloring {
         Coloring::ByPid => "each pid its color".to_string(),
         Coloring::Target(prefix) => {
@@ -215,18 +247,30 @@ fn key(model: &Model, request: &GraphRequest<'_>) -> String {
         Coloring::ByCommand => "each command its color".to_string(),
     };
     let forked = if request.filter.forked_only { "; only tasks created during the trace" } else { "" };
-    let unknown =
-        if any_unknown_time(model, request) { "; grey: unknown (lost events, unrecorded switches)" } else { "" };
-    format!("white: idle; {colors}{forked}{unknown}")
+    let mut lines = vec![format!("white: idle; {colors}{forked}")];
+    if any_unknown_time(model, request) {
+        lines.push(
+            "grey: unknown (lost events, unrecorded switches, before a CPU's first event or after its last)".into(),
+        );
+    }
+    lines
 }
 
+/// Whether some row shows unknown time: uncertain stretches, or a CPU whose runs do not
+/// reach the start or the end of the window (within the trace).
 fn any_unknown_time(model: &Model, request: &GraphRequest<'_>) -> bool {
     let window = request.window;
-    request
-        .rows
-        .iter()
-        .filter_map(|r| model.cpus().get(r.cpu.index()))
-        .any(|cpu| cpu.uncertain().iter().any(|&(start, end)| start < window.end && end > window.start))
+    let (from, until) = (window.start.max(model.start()), window.end.min(model.end()));
+    let unknown = |cpu: &model::CpuTimeline| {
+        let segments = cpu.segments();
+        let overlapping = segments.overlapping(window.start, window.end);
+        let uncovered = match (overlapping.start < overlapping.end).then(|| overlapping.clone()) {
+            Some(range) => segments.get(range.start).start > from || segments.get(range.end - 1).end < until,
+            None => from < until,
+        };
+        uncovered || cpu.uncertain().iter().any(|&(start, end)| start < window.end && end > window.start)
+    };
+    request.rows.iter().filter_map(|r| model.cpus().get(r.cpu.index())).any(unknown)
 }
 
 /// The paper's Figure 9 legend: per command, colored as in the plot, in decreasing run time.
@@ -273,6 +317,19 @@ mod tests {
         assert_eq!(cpus, [0, 2, 1, 3, 4]);
         let sockets: Vec<Option<u32>> = rows.iter().map(|r| r.socket).collect();
         assert_eq!(sockets, [Some(0), Some(0), Some(1), Some(1), None]);
+    }
+
+    #[test]
+    fn socket_order_keeps_smt_siblings_together_and_names_each_rows_place() {
+        // As `--topology sockets=4,smt=2,layout=contiguous` on 64 CPUs: siblings 32 apart.
+        let topology = Topology::from_spec("sockets=4,smt=2,layout=contiguous", 64).unwrap();
+        let rows = row_order(64, Some(&topology), true);
+        let cpus: Vec<u32> = rows.iter().take(4).map(|r| r.cpu.0).collect();
+        assert_eq!(cpus, [0, 32, 1, 33]);
+        assert_eq!(rows[17], RowSpec { cpu: Cpu(40), socket: Some(1), node: Some(1), core: Some(8) });
+        let mut seen: Vec<u32> = rows.iter().map(|r| r.cpu.0).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..64).collect::<Vec<_>>(), "every CPU once");
     }
 
     #[test]

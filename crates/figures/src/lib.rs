@@ -9,6 +9,7 @@ pub mod markers;
 pub mod migration_map;
 pub mod palette;
 mod pixel;
+pub mod row_labels;
 pub mod running_waiting;
 pub mod running_waiting_plot;
 pub mod sorted_times;

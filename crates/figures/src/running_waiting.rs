@@ -42,6 +42,9 @@ pub struct Column {
     pub total: Extent,
     /// Share of the column during which a task waited while a CPU idled.
     pub waiting_while_idle: f64,
+    /// Share of the column during which that is unknown (see
+    /// [`Occupancy::waiting_while_idle_unknown`]).
+    pub unknown: f64,
 }
 
 impl Column {
@@ -50,6 +53,7 @@ impl Column {
         self.running.then(later.running);
         self.total.then(later.total);
         self.waiting_while_idle += later.waiting_while_idle;
+        self.unknown += later.unknown;
     }
 }
 
@@ -284,20 +288,22 @@ impl<'m> PartColumns<'m> {
     fn add(&mut self, start: Nanos, end: Nanos, occupancy: Occupancy) {
         self.sum.add(start, end, occupancy);
         let (running, total) = (occupancy.running, occupancy.running.saturating_add(occupancy.waiting));
-        let column = |wasted: f64| Column {
+        let (wasted, unknown) = (occupancy.waiting_while_idle(), occupancy.waiting_while_idle_unknown());
+        let column = |share: f64| Column {
             running: Extent::start(running),
             total: Extent::start(total),
-            waiting_while_idle: wasted,
+            waiting_while_idle: if wasted { share } else { 0.0 },
+            unknown: if unknown { share } else { 0.0 },
         };
-        if !occupancy.waiting_while_idle() && self.extends_open(start, end, column(0.0)) {
+        if !wasted && !unknown && self.extends_open(start, end, column(0.0)) {
             return;
         }
-        if occupancy.waiting_while_idle() {
+        if wasted || unknown {
             for (index, share) in self.map.covered(start, end) {
                 self.put(index, column(share));
             }
         } else {
-            // Nothing to add to the waiting share: the columns are enough.
+            // Nothing to add to the shares: the columns are enough.
             for index in self.map.indices(start, end) {
                 self.put(index, column(0.0));
             }

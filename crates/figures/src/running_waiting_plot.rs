@@ -8,6 +8,7 @@
 use crate::axis::{TimeAxis, nice_step, seconds};
 use crate::graph::{PlotSize, RowSpec};
 use crate::markers;
+use crate::row_labels::RowLabels;
 use crate::running_waiting::{Column, Extent, RunningWaiting, columns, columns_and_queue_lengths};
 use crate::style::{self, FAINT, INK, LABEL, MARGIN, SMALL, TICK};
 use analysis::occupancy::IdleWhileWaiting;
@@ -19,6 +20,8 @@ pub const RUNNING: Rgba = Rgba::rgb(20, 150, 40);
 pub const TOTAL: Rgba = Rgba::rgb(215, 30, 30);
 /// Shading of "a task waits while a core idles".
 pub const WASTED: Rgba = Rgba::rgb(255, 214, 150);
+/// Background where it is unknown whether a task waited while a core idled.
+pub const UNKNOWN: Rgba = Rgba::grey(215);
 
 /// Everything one running/waiting figure shows.
 #[derive(Clone, Debug)]
@@ -78,8 +81,9 @@ pub fn running_waiting_plot(model: &Model, request: &RunningWaitingRequest<'_>) 
         let dashed = Stroke::dashed(INK, 1.0, &[4.0, 3.0]);
         scene.push(style::line(Point::new(x, layout.plot.y), Point::new(x, strips_bottom), dashed));
     }
-    y = draw_key(&mut scene, layout.plot.x, y, cores);
-    let notes: Vec<String> = [Some(summary(request, idle_while_waiting)), drawn.note()].into_iter().flatten().collect();
+    y = draw_key(&mut scene, layout.plot.x, y, cores, idle_while_waiting.unknown > Nanos::ZERO);
+    let mut notes = summary(request, idle_while_waiting);
+    notes.extend(drawn.note());
     y = style::notes(&mut scene, layout.plot.x, y, &notes);
     if !request.per_cpu.is_empty() {
         y = heat_key(&mut scene, layout.plot.x, y);
@@ -93,18 +97,20 @@ struct Layout {
     plot: Rect,
     data_width: f32,
     strip_height: f32,
+    labels: RowLabels,
 }
 
 impl Layout {
     fn new(request: &RunningWaitingRequest<'_>) -> Layout {
-        let label_width = request.per_cpu.iter().map(|r| text_width(&r.cpu.0.to_string(), SMALL)).fold(0.0, f32::max);
-        let left = MARGIN + LABEL + 8.0 + label_width.max(text_width("000", SMALL)) + TICK + 3.0;
+        let strips = request.per_cpu.len().max(1) as f32;
+        // 240 pixels of strips, or up to twice that so that 120 CPUs get 4 pixels each.
+        let strip_height = (240.0 / strips).max((480.0 / strips).min(4.0)).clamp(1.0, 14.0).floor();
+        let labels = RowLabels::plan(request.per_cpu, strip_height);
+        let left = MARGIN + LABEL + 8.0 + labels.width().max(text_width("000", SMALL)) + TICK + 3.0;
         let top = MARGIN + style::TITLE + 12.0 + markers::band_height(request.markers, request.window);
         let plot = Rect::new(left, top, request.size.width.max(10.0), request.size.height.unwrap_or(320.0).max(10.0));
         let share = request.window.len().0 as f64 / request.span.0.max(1) as f64;
-        let strips = request.per_cpu.len().max(1) as f32;
-        let strip_height = (240.0 / strips).clamp(1.0, 14.0).floor();
-        Layout { plot, data_width: plot.w * share.min(1.0) as f32, strip_height }
+        Layout { plot, data_width: plot.w * share.min(1.0) as f32, strip_height, labels }
     }
 }
 
@@ -112,13 +118,29 @@ impl Layout {
 /// stronger the more of the column it covered (four steps), so long stretches stand out
 /// and wakeup-sized slivers stay faint.
 fn shade_waiting_while_idle(data: &[Column], layout: &Layout, columns_per_px: f32, scene: &mut Scene) {
+    if data.iter().any(|column| column.unknown > 0.0) {
+        shade(data, |column| column.unknown, UNKNOWN, layout, columns_per_px, scene);
+    }
+    shade(data, |column| column.waiting_while_idle, WASTED, layout, columns_per_px, scene);
+}
+
+/// Shades the columns by the share of each `share_of` gives, in `color` (four steps).
+fn shade(
+    data: &[Column],
+    share_of: impl Fn(&Column) -> f64,
+    color: Rgba,
+    layout: &Layout,
+    columns_per_px: f32,
+    scene: &mut Scene,
+) {
     let mut levels: [Vec<Rect>; 4] = Default::default();
     let width = 1.0 / columns_per_px;
     for (index, column) in data.iter().enumerate() {
-        if column.waiting_while_idle <= 0.0 {
+        let share = share_of(column);
+        if share <= 0.0 {
             continue;
         }
-        let level = ((column.waiting_while_idle * 4.0).ceil() as usize).clamp(1, 4) - 1;
+        let level = ((share * 4.0).ceil() as usize).clamp(1, 4) - 1;
         let x = layout.plot.x + index as f32 * width;
         match levels[level].last_mut() {
             Some(last) if (last.right() - x).abs() < 1e-3 => last.w += width,
@@ -126,7 +148,7 @@ fn shade_waiting_while_idle(data: &[Column], layout: &Layout, columns_per_px: f3
         }
     }
     for (level, rects) in levels.into_iter().enumerate() {
-        scene.push(RectBatch { fill: WASTED.with_alpha([64, 128, 192, 255][level]), rects });
+        scene.push(RectBatch { fill: color.with_alpha([64, 128, 192, 255][level]), rects });
     }
 }
 
@@ -196,22 +218,26 @@ fn draw_heat_strips(
     let top = layout.plot.bottom() + 8.0;
     let columns_per_px = request.columns_per_px.max(0.01);
     let mut batches: std::collections::BTreeMap<u32, Vec<Rect>> = std::collections::BTreeMap::new();
-    let every = if request.per_cpu.len() <= 32 && layout.strip_height >= 8.0 { 1 } else { 8 };
-    for (row, (spec, lengths)) in request.per_cpu.iter().zip(lengths).enumerate() {
+    for (row, lengths) in lengths.iter().enumerate() {
         let y = top + row as f32 * layout.strip_height;
         for (x0, x1, length) in runs(lengths) {
             let x = layout.plot.x + x0 as f32 / columns_per_px;
             let w = (x1 - x0) as f32 / columns_per_px;
             batches.entry(length.min(HEAT.len() as u32 - 1)).or_default().push(Rect::new(x, y, w, layout.strip_height));
         }
-        if row % every == 0 {
-            let baseline = y + layout.strip_height / 2.0 + SMALL * 0.35;
-            let label = Text::new(Point::new(layout.plot.x - TICK - 3.0, baseline), spec.cpu.0.to_string(), SMALL);
-            scene.push(label.anchor(Anchor::End).color(INK));
-        }
     }
+    let center = |row: usize| top + row as f32 * layout.strip_height + layout.strip_height / 2.0;
+    layout.labels.draw(scene, request.per_cpu, layout.plot.x - TICK - 3.0, center);
     for (level, rects) in batches {
         scene.push(RectBatch { fill: HEAT[level as usize], rects });
+    }
+    // Socket (and NUMA node) boundaries, as in the timeline.
+    for row in 1..request.per_cpu.len() {
+        let (above, below) = (&request.per_cpu[row - 1], &request.per_cpu[row]);
+        if above.socket.is_some() && (above.socket, above.node) != (below.socket, below.node) {
+            let y = top + row as f32 * layout.strip_height;
+            scene.push(RectBatch { fill: INK, rects: vec![Rect::new(layout.plot.x, y - 0.5, layout.plot.w, 1.0)] });
+        }
     }
     let bottom = top + request.per_cpu.len() as f32 * layout.strip_height;
     let frame = Rect::from_edges(layout.plot.x, top, layout.plot.right(), bottom);
@@ -246,7 +272,7 @@ fn runs(values: &[u32]) -> Vec<(usize, usize, u32)> {
 }
 
 /// What the lines and the shading mean.
-fn draw_key(scene: &mut Scene, x: f32, y: f32, cores: u32) -> f32 {
+fn draw_key(scene: &mut Scene, x: f32, y: f32, cores: u32, unknown: bool) -> f32 {
     let y = y + SMALL + 4.0;
     let mut left = x;
     let mut entry = |scene: &mut Scene, mark: Mark, text: String| {
@@ -263,6 +289,9 @@ fn draw_key(scene: &mut Scene, x: f32, y: f32, cores: u32) -> f32 {
     entry(scene, Mark::Line(Stroke::solid(TOTAL, 1.5)), "running + waiting".into());
     entry(scene, Mark::Line(Stroke::dashed(Rgba::BLACK, 1.2, &[2.0, 3.0])), format!("cores ({cores})"));
     entry(scene, Mark::Box(WASTED), "a task waits while a core idles".into());
+    if unknown {
+        entry(scene, Mark::Box(UNKNOWN), "unknown".into());
+    }
     y
 }
 
@@ -287,8 +316,8 @@ fn heat_key(scene: &mut Scene, x: f32, y: f32) -> f32 {
     y
 }
 
-/// The paper's question in one line: how long a task waited while a core idled.
-fn summary(request: &RunningWaitingRequest<'_>, found: IdleWhileWaiting) -> String {
+/// The paper's question: how long a task waited while a core idled, and how long that is unknown.
+fn summary(request: &RunningWaitingRequest<'_>, found: IdleWhileWaiting) -> Vec<String> {
     let window_s = request.window.len().0 as f64 / 1e9;
     let total_s = found.total.0 as f64 / 1e9;
     let share = if window_s > 0.0 { 100.0 * total_s / window_s } else { 0.0 };
@@ -302,5 +331,24 @@ fn summary(request: &RunningWaitingRequest<'_>, found: IdleWhileWaiting) -> Stri
         }
         None => String::new(),
     };
-    format!("a task waited while a core idled for {total_s:.6} s ({share:.2}% of the window){longest}")
+    let (known, unknown) = known_and_unknown(found.unknown, request.window.len());
+    let headline =
+        format!("a task waited while a core idled for {total_s:.6} s{known} ({share:.2}% of the window){longest}");
+    // The unknown part on a line of its own: the headline alone fills a narrow figure.
+    [headline].into_iter().chain(unknown.strip_prefix("; ").map(str::to_string)).collect()
+}
+
+/// How a headline says that its idle-while-waiting time stands on known time only: `("",
+/// "")` when all of it was known, else `(" known", "; 1.005000 s (51.00%) unknown: ...")`.
+pub fn known_and_unknown(unknown: Nanos, window: Nanos) -> (&'static str, String) {
+    if unknown == Nanos::ZERO {
+        return ("", String::new());
+    }
+    let share = 100.0 * unknown.0 as f64 / window.0.max(1) as f64;
+    let clause = format!(
+        "; {:.6} s ({share:.2}%) unknown: tasks waited where a CPU's state is unknown (events lost, before its \
+         first event or after its last)",
+        unknown.0 as f64 / 1e9
+    );
+    (" known", clause)
 }

@@ -88,7 +88,9 @@ fn per_row_on_cores<T: Send>(
 }
 
 /// Hands `visit` every run of `cpu` that overlaps `window`, in time order, with its
-/// color (`None`: background): the segments, and the uncertain stretches in grey.
+/// color (`None`: background): the segments, and in grey the stretches whose state is
+/// unknown — uncertain ones and those the model has nothing for (before the CPU's first
+/// event, after its last, all of a CPU without events).
 fn each_run(
     model: &Model,
     cpu: Cpu,
@@ -99,6 +101,17 @@ fn each_run(
     let Some(timeline) = model.cpus().get(cpu.index()) else { return };
     let segments = &timeline.segments();
     let mut uncertain = timeline.uncertain().iter().filter(|&&(s, e)| e > window.start && s < window.end).peekable();
+    // Up to where the model said something; a gap before the next run, within the
+    // trace, is unknown.
+    let mut covered = window.start.max(model.start());
+    let trace_end = window.end.min(model.end());
+    let mut visit = |start: Nanos, end: Nanos, color: Option<Rgb>| {
+        if start.min(trace_end) > covered {
+            visit(covered, start.min(trace_end), Some(Rgb::UNKNOWN));
+        }
+        visit(start, end, color);
+        covered = covered.max(end);
+    };
     for segment in segments.iter_range(segments.overlapping(window.start, window.end)) {
         while let Some(&&(start, end)) = uncertain.peek().filter(|(start, _)| *start <= segment.start) {
             visit(start, end, Some(Rgb::UNKNOWN));
@@ -109,6 +122,7 @@ fn each_run(
     for &(start, end) in uncertain {
         visit(start, end, Some(Rgb::UNKNOWN));
     }
+    visit(trace_end, trace_end, None);
 }
 
 /// The color a segment is drawn in, or `None` for background (idle, filtered out).

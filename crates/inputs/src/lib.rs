@@ -189,6 +189,10 @@ impl EventSource for Input {
         either!(self, s => s.cmdlines())
     }
 
+    fn cpu_stats(&self) -> &[String] {
+        either!(self, s => s.cpu_stats())
+    }
+
     fn damage(&self) -> Vec<Error> {
         either!(self, s => EventSource::damage(s))
     }

@@ -34,5 +34,5 @@ pub use tables::{
     SegmentIter, Segments, Wait, WaitCause, WaitEnd, Waits, Wakeup, WakeupKind, Wakeups, segment_flags,
 };
 pub use tasks::{CommId, Comms, Task, TaskId, Tasks};
-pub use topology::{CpuPlace, Layout, Topology, TopologyError};
+pub use topology::{CpuPlace, Layout, Topology, TopologyError, describe_cpus, ranges};
 pub use tracedat::{Cpu, Nanos, Pid};

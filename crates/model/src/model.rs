@@ -150,6 +150,29 @@ impl std::fmt::Display for Lost {
     }
 }
 
+/// The CPUs of `buffer` whose ring buffer overwrote events, by the recorder's per-CPU
+/// statistics (the CPUSTAT option's `overrun:` lines; trace-cmd writes the top buffer's
+/// first, then each instance's after a `Buffer: NAME` line). Empty when the trace has none.
+fn overwritten_cpus(cpustats: &[String], buffer: &str) -> Vec<bool> {
+    let mut overwritten = Vec::new();
+    let mut current = "";
+    for text in cpustats {
+        let value = |key: &str| text.lines().find_map(|line| line.strip_prefix(key)).map(str::trim);
+        if let Some(name) = value("Buffer:") {
+            current = name;
+        }
+        let (Some(cpu), Some(overrun)) = (value("CPU:"), value("overrun:")) else { continue };
+        let (Ok(cpu), Ok(overrun)) = (cpu.parse::<usize>(), overrun.parse::<u64>()) else { continue };
+        if current == buffer && cpu < MAX_CPUS as usize {
+            if overwritten.len() <= cpu {
+                overwritten.resize(cpu + 1, false);
+            }
+            overwritten[cpu] = overrun > 0;
+        }
+    }
+    overwritten
+}
+
 impl Model {
     /// Builds the model from a source of scheduler events (a trace.dat's top buffer, or
     /// its first buffer when it has no top buffer; a perf.data's samples), with the
@@ -168,6 +191,7 @@ impl Model {
         let options = TrackerOptions {
             waking_enqueues: !decoder.has_wakeup(),
             initial_names: source.cmdlines().iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
+            overwritten: overwritten_cpus(source.cpu_stats(), source.buffer()),
             detail,
         };
         let mut tracker = Tracker::new(source.cpu_count(), options);
@@ -383,5 +407,20 @@ impl Model {
             }
         }
         ends.iter().zip(tasks).map(|(end, &task)| end.unwrap_or(self.tasks.last_seen(task))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overwritten_cpus;
+
+    #[test]
+    fn overwritten_cpus_come_from_the_buffers_own_statistics() {
+        let stats = |cpu: u32, overrun: u32| format!("CPU: {cpu}\nentries: 0\noverrun: {overrun}\nbytes: 0\n");
+        let texts =
+            [stats(0, 0), stats(1, 70), format!("Buffer: inst\n{}", stats(0, 9)), stats(1, 0), "garbage".into()];
+        assert_eq!(overwritten_cpus(&texts, ""), [false, true]);
+        assert_eq!(overwritten_cpus(&texts, "inst"), [true, false]);
+        assert_eq!(overwritten_cpus(&[], ""), Vec::<bool>::new());
     }
 }

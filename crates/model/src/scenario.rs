@@ -96,6 +96,13 @@ impl Scenario {
         self
     }
 
+    /// The recorder's statistics say the kernel overwrote some of `cpu`'s events (call
+    /// before the CPU's first event).
+    pub fn overwritten(&mut self, cpu: u32) -> &mut Self {
+        self.tracker.note_overwritten(Cpu(cpu));
+        self
+    }
+
     /// An event whose record lacks a field the model needs.
     pub fn unreadable(&mut self, time: u64, cpu: u32, running: i32) -> &mut Self {
         self.feed(time, cpu, running, SchedEvent::Unreadable);
@@ -119,8 +126,8 @@ pub fn draw(model: &Model) -> String {
         let mut queue = vec!['.'; columns];
         for column in 0..columns {
             let t = Nanos(column as u64 * UNIT);
-            let known = timeline.first_event().is_some_and(|f| f <= t);
-            if known {
+            let seen = timeline.first_event().is_some_and(|f| f <= t);
+            if seen || timeline.uncertain().iter().any(|&(start, end)| start <= t && t < end) {
                 run[column] = '?';
             }
             for s in timeline.segments().iter().filter(|s| s.start <= t && t < s.end) {

@@ -160,6 +160,60 @@ impl Topology {
     }
 }
 
+/// Numbers as ranges, sorted and each once: `[5, 0, 1, 2, 7, 8]` → `0-2,5,7-8`.
+pub fn ranges(numbers: impl IntoIterator<Item = u32>) -> String {
+    let mut sorted: Vec<u32> = numbers.into_iter().collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    for run in sorted.chunk_by(|a, b| a.checked_add(1) == Some(*b)) {
+        match run {
+            [one] => parts.push(one.to_string()),
+            [first, .., last] => parts.push(format!("{first}-{last}")),
+            [] => {}
+        }
+    }
+    parts.join(",")
+}
+
+/// A set of CPUs as people read it: "CPU 5", "CPUs 2-3", and with a topology the NUMA
+/// nodes they are on: "CPUs 2-3 (node 0)", "CPUs 0-31 (nodes 0-1)".
+pub fn describe_cpus(cpus: &[Cpu], topology: Option<&Topology>) -> String {
+    let list = ranges(cpus.iter().map(|c| c.0));
+    let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+    match topology.and_then(|t| t.nodes_of(cpus)) {
+        Some(nodes) => format!("{noun} {list} ({nodes})"),
+        None => format!("{noun} {list}"),
+    }
+}
+
+impl Topology {
+    /// The NUMA nodes of `cpus`: "node 0", "nodes 0-1"; `None` when the topology does not
+    /// place one of them, or for no CPUs.
+    pub fn nodes_of(&self, cpus: &[Cpu]) -> Option<String> {
+        let nodes: Vec<u32> = cpus.iter().map(|&cpu| self.place(cpu).map(|p| p.node)).collect::<Option<_>>()?;
+        if nodes.is_empty() {
+            return None;
+        }
+        let list = ranges(nodes);
+        let noun = if list.contains(['-', ',']) { "nodes" } else { "node" };
+        Some(format!("{noun} {list}"))
+    }
+
+    /// The CPUs that share `cpu`'s core (its SMT siblings, `cpu` included), in order.
+    pub fn siblings(&self, cpu: Cpu) -> Vec<Cpu> {
+        let Some(place) = self.place(cpu) else { return vec![cpu] };
+        self.places.iter().filter(|p| p.core == place.core && p.socket == place.socket).map(|p| p.cpu).collect()
+    }
+
+    pub fn node_count(&self) -> usize {
+        let mut nodes: Vec<u32> = self.places.iter().map(|p| p.node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes.len()
+    }
+}
+
 fn lscpu_row(columns: &[String], line: &str) -> Result<CpuPlace, String> {
     let values: Vec<&str> = line.split(',').map(str::trim).collect();
     let get = |name: &str| -> Result<Option<u32>, String> {
@@ -211,6 +265,28 @@ mod tests {
         assert_eq!(c.socket_order(), [0, 1, 2, 3].map(Cpu));
         assert!(Topology::from_spec("sockets=3", 4).is_err());
         assert!(Topology::from_spec("layout=odd", 4).is_err());
+    }
+
+    #[test]
+    fn cpu_sets_read_as_ranges_with_their_nodes() {
+        assert_eq!(ranges([5, 0, 1, 2, 7, 8, 2]), "0-2,5,7-8");
+        assert_eq!(ranges([u32::MAX, u32::MAX - 1, 3]), format!("3,{}-{}", u32::MAX - 1, u32::MAX));
+        assert_eq!(ranges([]), "");
+        let t = Topology::from_spec("sockets=4,nodes=4", 64).unwrap();
+        assert_eq!(describe_cpus(&[Cpu(3), Cpu(2)], Some(&t)), "CPUs 2-3 (node 0)");
+        assert_eq!(describe_cpus(&[Cpu(17)], Some(&t)), "CPU 17 (node 1)");
+        assert_eq!(describe_cpus(&(0..32).map(Cpu).collect::<Vec<_>>(), Some(&t)), "CPUs 0-31 (nodes 0-1)");
+        assert_eq!(describe_cpus(&[Cpu(2), Cpu(70)], Some(&t)), "CPUs 2,70");
+        assert_eq!(describe_cpus(&[Cpu(2), Cpu(3)], None), "CPUs 2-3");
+    }
+
+    #[test]
+    fn smt_siblings_share_a_core() {
+        let lscpu = Topology::from_lscpu("0,0,0,0\n1,0,0,0\n2,1,0,0\n3,1,0,0\n").unwrap();
+        assert_eq!(lscpu.siblings(Cpu(3)), [Cpu(2), Cpu(3)]);
+        let spec = Topology::from_spec("sockets=2,smt=2", 8).unwrap();
+        assert_eq!(spec.siblings(Cpu(1)), [Cpu(1), Cpu(5)]);
+        assert_eq!(spec.siblings(Cpu(9)), [Cpu(9)]);
     }
 
     #[test]

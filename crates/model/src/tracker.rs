@@ -116,6 +116,9 @@ pub(crate) struct TrackerOptions {
     pub waking_enqueues: bool,
     /// Names of pids known before any event (the trace's saved cmdlines).
     pub initial_names: BTreeMap<i32, String>,
+    /// Per CPU, whether the recorder says the kernel overwrote some of its events (then
+    /// nothing before its first event is known, even without a loss notice there).
+    pub overwritten: Vec<bool>,
     /// Which tables to fill.
     pub detail: Detail,
 }
@@ -135,6 +138,8 @@ pub(crate) struct Tracker {
     first_exec: Option<TaskId>,
     /// The latest time seen: no event is placed before it.
     clock: Nanos,
+    /// The time of the trace's first event (on any CPU), once seen.
+    trace_start: Option<Nanos>,
 }
 
 impl Tracker {
@@ -156,7 +161,16 @@ impl Tracker {
             anomalies: Anomalies::default(),
             first_exec: None,
             clock: Nanos::ZERO,
+            trace_start: None,
         }
+    }
+
+    /// Notes that the recorder says the kernel overwrote some of `cpu`'s events.
+    #[cfg(feature = "scenario")]
+    pub(crate) fn note_overwritten(&mut self, cpu: Cpu) {
+        let overwritten = &mut self.options.overwritten;
+        overwritten.resize(overwritten.len().max(cpu.index() + 1), false);
+        overwritten[cpu.index()] = true;
     }
 
     /// Whether `cpu` is one of the machine's, counting the anomaly when it is not.
@@ -282,19 +296,21 @@ impl Tracker {
     /// before one already seen, so every table stays in time order.
     #[inline]
     fn note_time(&mut self, mut ctx: EventContext) -> EventContext {
-        let state = &mut self.cpu_state[ctx.cpu.index()];
-        if state.last_event.is_some_and(|last| ctx.ts < last) {
+        if self.cpu_state[ctx.cpu.index()].last_event.is_some_and(|last| ctx.ts < last) {
             self.anomalies.count(Anomaly::TimeWentBackwards, ctx.ts);
         }
         ctx.ts = ctx.ts.max(self.clock);
         self.clock = ctx.ts;
+        let trace_start = *self.trace_start.get_or_insert(ctx.ts);
+        let state = &mut self.cpu_state[ctx.cpu.index()];
         if state.last_event.is_none() {
             state.first_event = Some(ctx.ts);
         }
         state.last_event = Some(ctx.ts);
         if let Current::Uncertain { since: since @ None, .. } = &mut state.current {
-            // Events were lost before this CPU's first event: uncertain from here.
-            *since = Some(ctx.ts);
+            // Events were lost before this CPU's first event (the kernel overwrote its
+            // oldest ones): what it did is unknown from the trace's start on.
+            *since = Some(trace_start);
         }
         ctx
     }
@@ -354,7 +370,15 @@ impl Tracker {
                     self.start_running(cpu, TaskId::IDLE, time, segment_flags::NO_SWITCH_IN);
                 }
             }
-            Current::NotStarted => self.start_running(cpu, task, time, segment_flags::NO_SWITCH_IN),
+            Current::NotStarted => {
+                // Nothing was lost before this first event, and any switch since the
+                // recording began would be in the trace: an idle CPU idled from the start
+                // (unless the recorder says events of this CPU were overwritten).
+                let complete = !self.options.overwritten.get(cpu.index()).copied().unwrap_or(false);
+                let since = if task == TaskId::IDLE && complete { self.trace_start.unwrap_or(time) } else { time };
+                self.start_running(cpu, task, since, segment_flags::NO_SWITCH_IN);
+                self.cpu_state[cpu.index()].last_evidence = time;
+            }
             Current::Uncertain { until_switch: true, .. } => {}
             Current::Uncertain { since, until_switch: false } => {
                 self.close_uncertain(cpu, since, time);
@@ -720,6 +744,11 @@ impl Tracker {
                 continue;
             };
             match self.cpu_state[index].current {
+                // An idle CPU stays idle until the recording ends: a switch would be in
+                // the trace (the kernel overwrites its oldest events, never its newest).
+                Current::Running { task: TaskId::IDLE, since, flags } => {
+                    self.end_segment(cpu, TaskId::IDLE, since, trace_end, flags, SegmentEnd::TraceEnd, 0)
+                }
                 Current::Running { task, since, flags } => {
                     self.end_segment(cpu, task, since, end, flags, SegmentEnd::TraceEnd, 0)
                 }

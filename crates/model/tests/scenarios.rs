@@ -355,3 +355,71 @@ fn lost_events_add_up_over_cpus_without_overflowing_and_say_what_is_unknown() {
     let unknown = Lost { events: 3, unknown_losses: 2 };
     assert_eq!(unknown.to_string(), "at least 3, plus 2 losses of unknown size");
 }
+
+#[test]
+fn an_idle_cpu_idled_from_the_traces_start_until_its_end() {
+    //  0:  AAAAAAAAA     CPU 1's first event, at 40, shows it idle, and nothing was lost
+    //  0q  .........     before it: it idled since the recording began (any switch would
+    //  1:  ....BBB..     be in the trace). Its last event, at 70, leaves it idle: it idles
+    //  1q  .........     until the trace ends, at 90.
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .switch(40, 1, 0, S, 2)
+        .switch(70, 1, 2, S, 0)
+        .other(90, 0, 1)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAAAAAA
+         0q .........
+         1: ....BBB..
+         1q .........",
+    );
+    assert_eq!(model.cpus()[1].uncertain(), []);
+}
+
+#[test]
+fn an_idle_cpu_whose_events_were_overwritten_is_unknown_before_its_first_event() {
+    //  0:  AAAAAAAAA     As above, but the recorder's statistics say CPU 1's ring buffer
+    //  0q  .........     overwrote events (with no loss notice before its first event):
+    //  1:      BBB..     its first event does not prove what it did before.
+    //  1q  .........
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .overwritten(1)
+        .other(0, 0, 1)
+        .switch(40, 1, 0, S, 2)
+        .switch(70, 1, 2, S, 0)
+        .other(90, 0, 1)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAAAAAA
+         0q .........
+         1:     BBB..
+         1q .........",
+    );
+}
+
+#[test]
+fn a_cpu_that_lost_its_oldest_events_is_unknown_from_the_traces_start() {
+    //  0:  AAAAAAAAA     The kernel overwrote CPU 1's oldest events (a loss before its
+    //  0q  .........     first event, at 40): what it did before is unknown, from the
+    //  1:  ??????...     trace's start until its first switch, at 60. A CPU that runs a
+    //  1q  .........     task at its last event is unknown after it (CPU 0 after 90).
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .lost(1, 3)
+        .other(40, 1, 2)
+        .switch(60, 1, 2, S, 0)
+        .other(90, 0, 1)
+        .other(100, 1, 0)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAAAAAA?
+         0q ..........
+         1: ??????....
+         1q ..........",
+    );
+    assert_eq!(model.cpus()[1].uncertain(), [(Nanos(0), Nanos(60))]);
+}

@@ -1,6 +1,8 @@
 //! The fixture corpus: the real traces in `testdata/traces` (recorded on the project's
-//! 2-CPU VM) and `testdata/traces/foreign` (recorded elsewhere: other architectures,
-//! kernels and trace-cmd versions; provenance in that directory's README).
+//! 2-CPU VM), `testdata/traces/manycore` (a real Linux 6.1 scheduler on an emulated
+//! 32- and 64-CPU NUMA machine, each with its `lscpu` file) and `testdata/traces/foreign`
+//! (recorded elsewhere: other architectures, kernels and trace-cmd versions); provenance
+//! in each directory's README.
 
 use std::path::{Path, PathBuf};
 
@@ -24,14 +26,28 @@ pub fn local_fixtures() -> Vec<PathBuf> {
     dat_files(&traces_dir())
 }
 
+/// The traces recorded on the emulated many-core machines, sorted by name; each has its
+/// topology beside it (`NAME.dat.lscpu`, see [`lscpu_of`]).
+pub fn manycore_fixtures() -> Vec<PathBuf> {
+    dat_files(&traces_dir().join("manycore"))
+}
+
+/// The `lscpu -p=CPU,CORE,SOCKET,NODE` file recorded beside a many-core fixture.
+pub fn lscpu_of(trace: &Path) -> PathBuf {
+    let mut name = trace.as_os_str().to_owned();
+    name.push(".lscpu");
+    PathBuf::from(name)
+}
+
 /// The traces recorded on other machines, sorted by name.
 pub fn foreign_fixtures() -> Vec<PathBuf> {
     dat_files(&traces_dir().join("foreign"))
 }
 
-/// Every fixture: the local ones, then the foreign ones.
+/// Every fixture: the local ones, the many-core ones, then the foreign ones.
 pub fn fixtures() -> Vec<PathBuf> {
     let mut all = local_fixtures();
+    all.extend(manycore_fixtures());
     all.extend(foreign_fixtures());
     all
 }

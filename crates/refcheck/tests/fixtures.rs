@@ -13,9 +13,9 @@ fn fixtures() -> Vec<PathBuf> {
     files
 }
 
-/// Recorded on the project's 2-CPU VM (not in testdata/traces/foreign).
+/// Recorded on the project's 2-CPU VM (not in testdata/traces/foreign or manycore).
 fn is_local(path: &Path) -> bool {
-    !path.parent().is_some_and(|dir| dir.ends_with("foreign"))
+    !path.parent().is_some_and(|dir| dir.ends_with("foreign") || dir.ends_with("manycore"))
 }
 
 fn fixture(name: &str) -> PathBuf {

@@ -208,12 +208,23 @@ fn write_incidents(out: &mut String, traces: &[ReportTrace], analyses: &[Analysi
             .collect();
         let counts = if counts.is_empty() { "none".to_string() } else { counts.join(", ") };
         let w = &findings.wakeups;
+        let unknown = findings.idle_while_waiting_unknown.0;
         let _ = writeln!(
             out,
-            "<p>{} incidents: {counts}. A task waited while a core idled during {} s ({:.1}% of the trace). Wakeups: {} in all, {} onto the CPU the task last ran on, {} onto the waker's CPU ({} of them while the previous CPU was idle), {} elsewhere; {} moved away from an idle CPU and then waited 100 µs or more.</p>",
+            "<p>{} incidents: {counts}. A task waited while a core idled during {} s{} ({:.1}% of the trace){}. Wakeups: {} in all, {} onto the CPU the task last ran on, {} onto the waker's CPU ({} of them while the previous CPU was idle), {} elsewhere; {} moved away from an idle CPU and then waited 100 µs or more.</p>",
             findings.incidents.len(),
             seconds(findings.idle_while_waiting.0 as i64),
+            if unknown == 0 { "" } else { " known" },
             100.0 * findings.idle_while_waiting.0 as f64 / window,
+            if unknown == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", and {} s ({:.1}%) unknown: tasks waited where a CPU's state is unknown (events lost, before its first event or after its last)",
+                    seconds(unknown as i64),
+                    100.0 * unknown as f64 / window
+                )
+            },
             w.total,
             w.previous_cpu,
             w.waker_cpu,

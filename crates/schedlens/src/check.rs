@@ -13,9 +13,9 @@ use analysis::check::{
 use anyhow::{Context, Result};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
-use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use figures::running_waiting_plot::{RunningWaitingRequest, known_and_unknown, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Cpu, Detail, Marker, Model, Nanos, Pid};
+use model::{Cpu, Detail, Marker, Model, Nanos, Pid, Topology};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,7 +87,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?
         }
         Format::Text => {
-            let context = TextContext { window, origin, affinity: affinity.as_ref(), markers: &markers };
+            let context = TextContext {
+                window,
+                origin,
+                affinity: affinity.as_ref(),
+                markers: &markers,
+                topology: topology.as_ref(),
+            };
             write_text(&mut out, &args, model, &findings, &context)?;
             if let Some((sockets, nodes)) = crossings {
                 writeln!(out, "Across sockets: {sockets}; across NUMA nodes: {nodes}.")?;
@@ -95,7 +101,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     }
     if let Some(dir) = &args.figures {
-        write_figures(dir, model, origin, &findings, &filter)?;
+        write_figures(dir, model, origin, &findings, &filter, topology.as_ref())?;
     }
     Ok(loaded.outcome)
 }
@@ -125,6 +131,7 @@ fn to_json(
         "summary": {
             "idle_while_waiting_ns": findings.idle_while_waiting.0,
             "idle_while_waiting_share": share(findings),
+            "idle_while_waiting_unknown_ns": findings.idle_while_waiting_unknown.0,
             "lost_cpu_ns": findings.episodes().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
             "episodes_cover_ns": findings.covered(episodes).0,
             "episodes_cover_share": cover_share(findings, episodes),
@@ -210,6 +217,8 @@ struct TextContext<'a> {
     origin: Nanos,
     affinity: Option<&'a Affinity>,
     markers: &'a [Marker],
+    /// Names the NUMA nodes of an incident's CPUs.
+    topology: Option<&'a Topology>,
 }
 
 fn share(findings: &Findings) -> f64 {
@@ -228,7 +237,7 @@ fn write_text(
     findings: &Findings,
     context: &TextContext,
 ) -> Result<()> {
-    let TextContext { window, origin, affinity, markers } = *context;
+    let TextContext { window, origin, affinity, markers, topology } = *context;
     let name = args.trace.file_name().map_or_else(|| args.trace.display().to_string(), |n| n.to_string_lossy().into());
     writeln!(
         out,
@@ -237,12 +246,15 @@ fn write_text(
         seconds(window.start, origin),
         seconds(window.end, origin)
     )?;
-    writeln!(
-        out,
-        "A task waited while a core idled for {:.6} s ({:.2}% of the window).",
+    let (known, unknown) = known_and_unknown(findings.idle_while_waiting_unknown, findings.window);
+    let headline = format!(
+        "A task waited while a core idled for {:.6} s{known} ({:.2}% of the window){unknown}.",
         findings.idle_while_waiting.0 as f64 / 1e9,
         100.0 * share(findings)
-    )?;
+    );
+    for line in wrap(&headline, 80) {
+        writeln!(out, "{line}")?;
+    }
     for line in wrap(&summary(args, findings, affinity), 80) {
         writeln!(out, "{line}")?;
     }
@@ -251,7 +263,7 @@ fn write_text(
         writeln!(out, "{:>3}  {:<18} {:>12} {:>10} {:>10}  cpus", "#", "kind", "start (s)", "length", "lost")?;
     }
     for (rank, incident) in findings.incidents.iter().take(args.top).enumerate() {
-        write_incident(out, rank + 1, incident, origin)?;
+        write_incident(out, rank + 1, incident, origin, topology)?;
         write_markers(out, markers_within(markers, incident), origin)?;
     }
     if findings.incidents.len() > args.top {
@@ -341,10 +353,32 @@ fn write_wakeups(out: &mut dyn Write, w: &analysis::check::WakeupPlacements) -> 
     Ok(())
 }
 
-fn write_incident(out: &mut dyn Write, rank: usize, incident: &Incident, origin: Nanos) -> Result<()> {
+/// Up to this many characters of an incident's CPU list in the text report.
+const CPU_COLUMN: usize = 24;
+
+/// An incident's CPUs compactly: ranges, cut at a comma to fit, and with a topology their
+/// NUMA nodes: "2-3 (node 0)", "0-15,17,... (nodes 0-1)".
+fn cpu_column(cpus: &[Cpu], topology: Option<&Topology>) -> String {
+    let mut list = model::ranges(cpus.iter().map(|c| c.0));
+    if list.len() > CPU_COLUMN {
+        let cut = list[..CPU_COLUMN].rfind(',').unwrap_or(CPU_COLUMN);
+        list.truncate(cut);
+        list.push_str(",...");
+    }
+    match topology.and_then(|t| t.nodes_of(cpus)) {
+        Some(nodes) => format!("{list} ({nodes})"),
+        None => list,
+    }
+}
+
+fn write_incident(
+    out: &mut dyn Write,
+    rank: usize,
+    incident: &Incident,
+    origin: Nanos,
+    topology: Option<&Topology>,
+) -> Result<()> {
     let length = incident.end.saturating_sub(incident.start).0 as f64 / 1e6;
-    let cpus: Vec<String> = incident.cpus.iter().take(4).map(|c| c.0.to_string()).collect();
-    let more = if incident.cpus.len() > 4 { ",..." } else { "" };
     let pinned = match incident.pinning {
         Pinning::No => "",
         Pinning::Possibly => " possibly pinned",
@@ -352,12 +386,12 @@ fn write_incident(out: &mut dyn Write, rank: usize, incident: &Incident, origin:
     };
     writeln!(
         out,
-        "{rank:>3}  {:<18} {:>12.6} {:>7.1} ms {:>7.1} ms  {}{more}{pinned}",
+        "{rank:>3}  {:<18} {:>12.6} {:>7.1} ms {:>7.1} ms  {}{pinned}",
         incident.kind.name(),
         seconds(incident.start, origin),
         length,
         incident.lost_cpu_ns as f64 / 1e6,
-        cpus.join(",")
+        cpu_column(&incident.cpus, topology)
     )?;
     for line in wrap(&incident.explanation, 74) {
         writeln!(out, "     {line}")?;
@@ -445,11 +479,13 @@ fn write_figures(
     origin: Nanos,
     findings: &Findings,
     filter: &analysis::TaskFilter,
+    topology: Option<&Topology>,
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let map = figures::migration_map::migration_map("CPU-to-CPU migrations", &findings.migrations, 600.0);
+    let map = figures::migration_map::migration_map("CPU-to-CPU migrations", &findings.migrations, 600.0, topology);
     write_png(&dir.join("migrations.png"), &map)?;
-    let rows = row_order(model.cpus().len(), None, false);
+    // With a topology, in socket order with the sockets' bands.
+    let rows = row_order(model.cpus().len(), topology, true);
     for (rank, incident) in findings.incidents.iter().take(5).enumerate() {
         let margin = incident.end.saturating_sub(incident.start).0 / 2;
         let window = Window::new(Nanos(incident.start.0.saturating_sub(margin)), incident.end + Nanos(margin));

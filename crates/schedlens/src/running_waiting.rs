@@ -9,7 +9,7 @@ use crate::{Outcome, usage};
 use analysis::occupancy::IdleWhileWaiting;
 use anyhow::Result;
 use figures::graph::{PlotSize, row_order};
-use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
+use figures::running_waiting_plot::{RunningWaitingRequest, known_and_unknown, running_waiting_plot};
 use model::Detail;
 use std::io::Write;
 use std::path::PathBuf;
@@ -83,9 +83,10 @@ fn print_summary(path: &std::path::Path, found: IdleWhileWaiting, run: &Run) -> 
         let from_s = (start.0 as f64 - run.origin.0 as f64) / 1e9;
         format!("; longest stretch {:.6} s, from {from_s:.6} s", end.saturating_sub(start).as_secs_f64())
     });
+    let (known, unknown) = known_and_unknown(found.unknown, run.window.len());
     writeln!(
         std::io::stdout().lock(),
-        "{}: a task waited while a core idled for {:.6} s ({share:.2}% of the {:.6} s window){longest}",
+        "{}: a task waited while a core idled for {:.6} s{known} ({share:.2}% of the {:.6} s window){longest}{unknown}",
         path.display(),
         found.total.0 as f64 / 1e9,
         window_ns as f64 / 1e9

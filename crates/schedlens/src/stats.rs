@@ -1,5 +1,6 @@
 //! `schedlens stats`: per command or per task, when it ran, for how long, how often it
-//! was switched in, how long it waited in runqueues and how often it migrated; and per
+//! was switched in, how long it waited in runqueues and how often it migrated (with a
+//! topology: how often across NUMA nodes); and per
 //! CPU how busy, idle or uncertain it was and how long tasks waited there.
 
 use crate::Outcome;
@@ -25,6 +26,11 @@ pub struct Args {
     sort: SortColumn,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// The machine's topology, for each row's migrations across NUMA nodes, when the trace
+    /// has none: an `lscpu -p` file, a copy of /sys/devices/system/cpu, or
+    /// `sockets=N,smt=M,layout=interleaved|contiguous`.
+    #[arg(long, value_name = "FILE|SPEC")]
+    topology: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -60,7 +66,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let grouping = if args.by == By::Task { Grouping::Task } else { Grouping::Command };
-    let mut stats = stats::compute(model, window, &args.window.filter(), grouping);
+    let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
+    let mut stats = stats::compute_placed(model, window, &args.window.filter(), grouping, topology.as_ref());
     sort_rows(&mut stats.rows, args.sort);
     let mut out = std::io::stdout().lock();
     match (args.format, args.by) {
@@ -117,10 +124,21 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
     )?;
     if by != By::Cpu {
         let name = if by == By::Task { format!("{:<7} {:<16}", "pid", "comm") } else { format!("{:<24}", "command") };
+        // With a topology, the migrations across NUMA nodes.
+        let placed = stats.rows.first().is_some_and(|r| r.cross_node_migrations.is_some());
+        let cross = |value: String| if placed { format!(" {value:>6}") } else { String::new() };
         writeln!(
             out,
-            "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}",
-            "pids", "first (s)", "last (s)", "run (s)", "switches", "wait (s)", "max wait", "migr"
+            "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}{}",
+            "pids",
+            "first (s)",
+            "last (s)",
+            "run (s)",
+            "switches",
+            "wait (s)",
+            "max wait",
+            "migr",
+            cross("x-node".into())
         )?;
         for r in &stats.rows {
             let name = match r.pid {
@@ -129,7 +147,7 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
             };
             writeln!(
                 out,
-                "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}",
+                "{name} {:>5} {:>11} {:>11} {:>12} {:>9} {:>12} {:>11} {:>6}{}",
                 r.pids,
                 relative(r.first_run, origin),
                 relative(r.last_run, origin),
@@ -137,7 +155,8 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
                 r.switches,
                 secs(r.wait_ns),
                 secs(r.max_wait_ns),
-                r.migrations
+                r.migrations,
+                cross(r.cross_node_migrations.unwrap_or(0).to_string())
             )?;
         }
         writeln!(out)?;
@@ -161,12 +180,16 @@ fn print_table(out: &mut impl Write, stats: &Stats, origin: Nanos, by: By) -> Re
 }
 
 fn print_csv(out: &mut impl Write, rows: &[Row]) -> Result<()> {
-    writeln!(out, "comm,pid,pids,first_ns,last_ns,runtime_ns,switches,wait_ns,max_wait_ns,migrations")?;
+    // With a topology, the migrations across NUMA nodes in a last column.
+    let placed = rows.first().is_some_and(|r| r.cross_node_migrations.is_some());
+    let cross = if placed { ",cross_node_migrations" } else { "" };
+    writeln!(out, "comm,pid,pids,first_ns,last_ns,runtime_ns,switches,wait_ns,max_wait_ns,migrations{cross}")?;
     for r in rows {
         let opt = |t: Option<Nanos>| t.map_or(String::new(), |t| t.0.to_string());
+        let cross = r.cross_node_migrations.map_or(String::new(), |n| format!(",{n}"));
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}{cross}",
             csv_field(&r.comm),
             r.pid.map_or(String::new(), |p| p.0.to_string()),
             r.pids,
@@ -210,6 +233,9 @@ fn rows_json(rows: &[Row]) -> serde_json::Value {
             });
             if let Some(pid) = r.pid {
                 row["pid"] = json!(pid.0);
+            }
+            if let Some(cross) = r.cross_node_migrations {
+                row["cross_node_migrations"] = json!(cross);
             }
             row
         })

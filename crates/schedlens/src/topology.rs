@@ -48,14 +48,31 @@ pub fn topology_of(given: Option<&str>, trace: &Input, cpu_count: usize) -> Resu
 fn parse(given: &str, cpu_count: usize) -> Result<Topology> {
     let path = Path::new(given);
     if path.is_dir() {
-        return record::sysfs_topology(path).with_context(|| {
+        let topology = record::sysfs_topology(path).with_context(|| {
             format!("{given}: no CPU topology there (expected cpuN/topology/ like /sys/devices/system/cpu)")
-        });
+        })?;
+        return agreeing(topology, given, cpu_count);
     }
     if path.is_file() {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {given}"))?;
-        return Topology::from_lscpu(&text).with_context(|| format!("{given}: not the output of lscpu -p"));
+        let topology = Topology::from_lscpu(&text).with_context(|| format!("{given}: not the output of lscpu -p"))?;
+        return agreeing(topology, given, cpu_count);
     }
     // The error quotes the description: only the option's name is added.
     Topology::from_spec(given, cpu_count as u32).map_err(|error| anyhow!("--topology: {error}"))
+}
+
+/// `topology`, if it places exactly the trace's CPUs (0 to `cpu_count` - 1): a topology
+/// of another machine would label rows and count crossings wrongly.
+fn agreeing(topology: Topology, given: &str, cpu_count: usize) -> Result<Topology> {
+    let places = topology.places();
+    let same = places.len() == cpu_count && places.iter().enumerate().all(|(i, p)| p.cpu.index() == i);
+    if !same {
+        bail!(
+            "{given}: the topology describes {} CPUs ({}), the trace has {cpu_count}: a topology of another machine?",
+            places.len(),
+            model::ranges(places.iter().map(|p| p.cpu.0))
+        );
+    }
+    Ok(topology)
 }

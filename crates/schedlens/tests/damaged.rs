@@ -1,4 +1,4 @@
-//! Damaged copies of every fixture in testdata/traces and testdata/traces/foreign — cut in
+//! Damaged copies of every fixture in testdata/traces (and its manycore/ and foreign/) — cut in
 //! the middle and at section boundaries, bytes flipped at several offsets, the same copies
 //! on every run — and every analysis command on each: exit 0, 1 or 3 with a message,
 //! never a panic, a signal or a hang (known failures excepted, see `robust`).
@@ -8,20 +8,10 @@ mod robust;
 use std::path::{Path, PathBuf};
 use tracedat::Trace;
 
-/// The fixtures recorded here, then those from other machines (`foreign/`).
+/// The fixtures recorded here, on the emulated many-core machines (`manycore/`), then
+/// those from other machines (`foreign/`).
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
-    let mut files = Vec::new();
-    for dir in [dir.clone(), dir.join("foreign")] {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "dat"))
-            .collect();
-        found.sort();
-        files.extend(found);
-    }
-    files
+    refcheck::fixtures()
 }
 
 /// Where a fixture's parts are: offsets where one part ends and the next begins (the v7

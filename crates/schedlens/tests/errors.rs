@@ -154,3 +154,18 @@ fn bad_option_values_are_usage_errors_in_every_command() {
         assert_eq!(code, 2, "{args:?}: {line}");
     }
 }
+
+#[test]
+fn a_topology_of_another_machine_is_an_error_naming_both_cpu_counts() {
+    let lscpu64 = fixture("manycore/barrier64.dat.lscpu");
+    let (code, line) = fails(&["graph", &fixture("hackbench-v6.dat"), "--topology", &lscpu64, "-o", &temp("t.svg")]);
+    assert_eq!(code, 1, "{line}");
+    assert!(line.contains("describes 64 CPUs (0-63), the trace has 2"), "{line}");
+    let lscpu32 = fixture("manycore/barrier32-2socket.dat.lscpu");
+    let (code, line) = fails(&["stats", &fixture("manycore/barrier64.dat"), "--topology", &lscpu32]);
+    assert_eq!(code, 1, "{line}");
+    assert!(line.contains("describes 32 CPUs (0-31), the trace has 64"), "{line}");
+    let (code, line) = fails(&["check", &fixture("manycore/barrier64.dat"), "--topology", "sockets=3,smt=2"]);
+    assert_eq!(code, 1, "{line}");
+    assert!(line.contains("64 CPUs do not divide into 3 sockets"), "{line}");
+}

@@ -71,6 +71,7 @@ impl Pyramid {
                 let Some(mut column) = parts.next() else { return Column::default() };
                 parts.for_each(|later| column.then(later));
                 column.waiting_while_idle /= width;
+                column.unknown /= width;
                 column
             })
             .collect()

@@ -9,9 +9,9 @@ use crate::lookup::{RunCache, TaskIndex};
 use crate::pyramid::Pyramid;
 use crate::tile::MAX_LEVEL;
 use analysis::TaskFilter;
-use documents::page::{Incidents, InitialView, Meta, MetaTrace, Row};
+use documents::page::{Incidents, InitialView, Meta, MetaTrace, Place, Row};
 use figures::graph::{RowSpec, row_order};
-use model::{Marker, Model, Nanos, Topology};
+use model::{CpuPlace, Marker, Model, Nanos, Topology};
 use std::sync::OnceLock;
 
 /// One trace to show, as the command line prepared it.
@@ -52,7 +52,7 @@ impl ShownTrace {
         let model = &self.model;
         let lost = model.lost();
         let rows = |rows: Vec<RowSpec>| -> Vec<Row> {
-            rows.into_iter().map(|r| Row { cpu: r.cpu.0, socket: r.socket }).collect()
+            rows.into_iter().map(|r| Row { cpu: r.cpu.0, socket: r.socket, node: r.node, core: r.core }).collect()
         };
         MetaTrace {
             name: self.name.clone(),
@@ -65,8 +65,18 @@ impl ShownTrace {
             lost_unknown: lost.unknown_losses,
             rows_by_number: rows(self.rows_by_number()),
             rows_by_socket: self.rows_by_socket().map(rows),
+            places: self.topology.as_ref().map(places),
         }
     }
+}
+
+/// Every CPU the topology places, in CPU order, with its SMT siblings.
+fn places(topology: &Topology) -> Vec<Place> {
+    let place = |p: &CpuPlace| {
+        let siblings = topology.siblings(p.cpu).into_iter().filter(|&c| c != p.cpu).map(|c| c.0).collect();
+        Place { cpu: p.cpu.0, core: p.core, socket: p.socket, node: p.node, siblings }
+    };
+    topology.places().iter().map(place).collect()
 }
 
 /// The page's meta document: the traces, tiles of `tile_columns` columns (`max_columns`

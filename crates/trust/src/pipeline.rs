@@ -114,7 +114,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     let pages = vec![
         graph(&model, &timeline),
         running_waiting_plot(&model, &plot).0,
-        figures::migration_map::migration_map("migrations", &findings.migrations, 120.0),
+        figures::migration_map::migration_map("migrations", &findings.migrations, 120.0, None),
     ];
     if render {
         summary.svg_bytes = svg_size(pages);

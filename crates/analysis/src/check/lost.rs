@@ -14,7 +14,7 @@
 //! carry the running total of the idle-while-waiting time at their ends, so the share of
 //! that total any set of episodes covers is a subtraction.
 
-use crate::occupancy::{CpuSweepVisitor, Cuts, IdleWhileWaitingSum, Occupancy, sweep_cpus_in_parts};
+use crate::occupancy::{CpuSweepVisitor, Cuts, IdleWhileWaiting, IdleWhileWaitingSum, Occupancy, sweep_cpus_in_parts};
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos};
 
@@ -60,7 +60,7 @@ pub(crate) struct Swept {
     pub pieces: Vec<LostPiece>,
     /// The overload grid over the window.
     pub bins: Vec<Bin>,
-    pub idle_while_waiting: Nanos,
+    pub idle_while_waiting: IdleWhileWaiting,
 }
 
 /// Sweeps `window` once.
@@ -87,7 +87,7 @@ pub(crate) fn sweep(model: &Model, window: Window, filter: &TaskFilter) -> Swept
         }
         sum = sum.then(part.sum);
     }
-    Swept { pieces: stitch(raw), bins, idle_while_waiting: sum.finish().total }
+    Swept { pieces: stitch(raw), bins, idle_while_waiting: sum.finish() }
 }
 
 /// A piece as one part of the sweep saw it.

@@ -169,6 +169,22 @@ describe('schedlens report in Chromium', { skip }, () => {
     await page.close();
   });
 
+  test('64 CPUs on 4 NUMA nodes in socket order: every row a CPU once, the hover says where it sits', async () => {
+    const lscpu = join(traces, 'manycore/barrier64.dat.lscpu');
+    const path = report(dir, 'barrier64.html', ['manycore/barrier64.dat'], ['--topology', lscpu, '--socket-order']);
+    const { page } = await open(browser, path);
+    assert.deepEqual(page.errors, []);
+    const rows = await page.evaluate('window.schedlens.views[0].rows().map((r) => r.cpu)');
+    assert.deepEqual([...rows].sort((a, b) => a - b), [...Array(64).keys()]);
+    const window = await page.evaluate('window.schedlens.state.window');
+    const at = await point(page, 0, 37, window[0] + 0.02 * (window[1] - window[0]));
+    await page.move(at.x, at.y);
+    const tip = await page.waitFor("(() => { const t = document.querySelector('#tooltip'); return !t.hidden && t.textContent; })()");
+    assert.match(tip, /CPU 37/);
+    assert.match(tip, /core 18 · socket 2 · node 2 · SMT sibling: CPU 36/);
+    await page.close();
+  });
+
   test('two traces on one time scale with the comparison table', async () => {
     const path = report(dir, 'two.html', ['hackbench-v7zstd.dat', 'hackbench-v6.dat']);
     const { page } = await open(browser, path);

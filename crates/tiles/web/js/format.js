@@ -48,3 +48,45 @@ export function count(n) {
 export function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 }
+
+/** Numbers as ranges, sorted and each once: [5, 0, 1, 2] → "0–2, 5". */
+export function ranges(values) {
+  const sorted = [...new Set(values)].sort((a, b) => a - b);
+  const parts = [];
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(j > i ? `${sorted[i]}–${sorted[j]}` : String(sorted[i]));
+    i = j;
+  }
+  return parts.join(', ');
+}
+
+/** A set of CPUs: "CPU 5", "CPUs 2–3", with the NUMA nodes when `places` (the meta's) are known: "CPUs 2–3 (node 0)". */
+export function cpuSet(cpus, places) {
+  if (!cpus.length) return '';
+  const noun = cpus.length === 1 ? 'CPU' : 'CPUs';
+  const byCpu = new Map((places || []).map((p) => [p.cpu, p]));
+  const nodes = cpus.map((cpu) => byCpu.get(cpu)?.node);
+  if (!places || nodes.some((node) => node === undefined)) return `${noun} ${ranges(cpus)}`;
+  const list = ranges(nodes);
+  return `${noun} ${ranges(cpus)} (${/[–,]/.test(list) ? 'nodes' : 'node'} ${list})`;
+}
+
+/** Where a CPU sits, for the hover: "core 18 · socket 2 · node 2 · SMT sibling: CPU 36"; '' when unknown. */
+export function placeText(cpu, places) {
+  const place = (places || []).find((p) => p.cpu === cpu);
+  if (!place) return '';
+  const siblings = place.siblings.length ? ` · SMT sibling${place.siblings.length > 1 ? 's' : ''}: CPU ${ranges(place.siblings)}` : '';
+  return `core ${place.core} · socket ${place.socket} · node ${place.node}${siblings}`;
+}
+
+/**
+ * How every row's CPU number fits beside rows `rowHeight` CSS px apart (as the figures'
+ * row labels): the text size, and the columns the labels take turns in so that labels one
+ * above the other in a column never overlap.
+ */
+export function rowLabelPlan(rowHeight) {
+  const font = Math.min(11, Math.max(7, rowHeight - 1));
+  return { font, columns: Math.max(1, Math.ceil((font + 1) / Math.max(rowHeight, 0.01))) };
+}

@@ -8,7 +8,7 @@ import { ServerSource } from './source.js';
 import { TileStore } from './tile-store.js';
 import { TimeScale, clampWindow, pan, ticks, zoom } from './timescale.js';
 import { DEFAULTS, formatState, parseState } from './state.js';
-import { GUTTER_LEFT, GUTTER_RIGHT, TraceView } from './view.js';
+import { GUTTER_LEFT, GUTTER_RIGHT, TraceView, fitGutter } from './view.js';
 import { duration, exactTime, seconds } from './format.js';
 import { Panels, Tooltip } from './panels.js';
 
@@ -54,6 +54,7 @@ export class App {
     this.buildPage();
     this.panels = new Panels(this, this.root.querySelector('#side'));
     this.tooltip = new Tooltip(this.root.querySelector('#tooltip'));
+    fitGutter(this.meta.traces);
     this.views = this.meta.traces.map((trace, i) => new TraceView(this, i, trace, this.root.querySelector('#panels')));
     // A link opens on what it is about: the selection's statistics, or the followed task.
     if (this.state.selection) this.panels.show('selection');

@@ -2,7 +2,7 @@
 // The side panel (check's incidents, the selected range's statistics, the followed
 // task, the colour key with the Figure 9 legend) and the hover tooltip. Plain DOM.
 
-import { count, duration, escapeHtml, exactTime, percent, seconds } from './format.js';
+import { count, cpuSet, duration, escapeHtml, exactTime, percent, placeText, ranges, seconds } from './format.js';
 import { HEAT_CSS } from './draw.js';
 
 const KIND_COLORS = {
@@ -126,7 +126,7 @@ export class Panels {
           .map((inc) => {
             const active = selected && selected.trace === view.index && selected.rank === inc.rank ? ' active' : '';
             const lost = inc.lostCpuNs ? ` · lost ${duration(inc.lostCpuNs)}` : '';
-            const cpus = inc.cpus.length ? ` · CPU ${inc.cpus.slice(0, 4).join(', ')}${inc.cpus.length > 4 ? '…' : ''}` : '';
+            const cpus = inc.cpus.length ? ` · ${cpuSet(inc.cpus, view.meta.places)}` : '';
             return `<li class="incident${active}" data-trace="${view.index}" data-rank="${inc.rank}" title="${escapeHtml(inc.explanation)}">
               <div class="head"><span class="rank">${inc.rank}</span><span class="kind" style="--kind:${KIND_COLORS[inc.kind] || '#555'}">${escapeHtml(inc.kind)}</span><span class="when">${seconds(inc.start, 1e3)} s</span></div>
               <div class="detail">${duration(inc.end - inc.start)}${lost}${cpus}${inc.possiblyPinned ? ' · possibly pinned' : ''}</div>
@@ -193,7 +193,7 @@ export class Panels {
       <table class="facts">
         ${names}
         <tr><th>parent</th><td>${parent}${t.forked ? ' (forked in the trace)' : ''}</td></tr>
-        <tr><th>runs</th><td>${count(t.runs)} on CPU ${compactList(t.cpusUsed)}</td></tr>
+        <tr><th>runs</th><td>${count(t.runs)} on CPU ${ranges(t.cpusUsed)}</td></tr>
         <tr><th>run time</th><td>${duration(t.runtime)}</td></tr>
         <tr><th>first / last run</th><td>${t.firstRun !== null ? seconds(t.firstRun, 1e3) : '—'} / ${t.lastRun !== null ? seconds(t.lastRun, 1e3) : '—'} s</td></tr>
         <tr><th>waited</th><td>${duration(t.waited)} in ${count(t.waits)} waits</td></tr>
@@ -261,16 +261,12 @@ export class Panels {
   }
 }
 
-function compactList(values) {
-  const parts = [];
-  for (let i = 0; i < values.length; i++) {
-    let j = i;
-    while (j + 1 < values.length && values[j + 1] === values[j] + 1) j++;
-    parts.push(j > i ? `${values[i]}–${values[j]}` : String(values[i]));
-    i = j;
-  }
-  return parts.join(', ');
+/** The line of a hover that says where a CPU sits (core, socket, node, SMT siblings), when the topology is known. */
+function where(view, cpu) {
+  const text = placeText(cpu, view.meta.places);
+  return text ? `<div class="muted">${text}</div>` : '';
 }
+
 
 function commandTable(s, limit) {
   const span = s.end - s.start;
@@ -347,7 +343,7 @@ export class Tooltip {
       wait = `<tr><th>waited</th><td>${duration(w.end - w.start)} in the runqueue, ${why}</td></tr>`;
     }
     this.show(
-      `<div class="tip-head"><span class="swatch" style="background:${color}"></span><b>${escapeHtml(run.comm)}</b>:${run.pid}<span class="muted"> · CPU ${run.cpu}</span></div>
+      `<div class="tip-head"><span class="swatch" style="background:${color}"></span><b>${escapeHtml(run.comm)}</b>:${run.pid}<span class="muted"> · CPU ${run.cpu}</span></div>${where(view, run.cpu)}
        <table>
          <tr><th>start</th><td>${exactTime(run.start)}</td></tr>
          <tr><th>ran</th><td>${duration(run.end - run.start)}</td></tr>
@@ -359,7 +355,7 @@ export class Tooltip {
   }
 
   showIdle(view, hit, event) {
-    this.show(`<b>CPU ${hit.cpu}</b> idle<br><span class="muted">${exactTime(hit.t)}</span>`, event);
+    this.show(`<b>CPU ${hit.cpu}</b> idle${where(view, hit.cpu) || '<br>'}<span class="muted">${exactTime(hit.t)}</span>`, event);
   }
 
   showCounts(view, hit, values, event) {

@@ -8,9 +8,18 @@
 import { tileKey } from './source.js';
 import { COLORS, HEAT, RUN, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
 import { levelFor, tileIndices, tileSpan } from './timescale.js';
-import { escapeHtml } from './format.js';
+import { escapeHtml, rowLabelPlan } from './format.js';
 
-export const GUTTER_LEFT = 48;
+/** The room left of the plots (CSS px): the row labels of the trace with the most CPUs (see fitGutter). */
+export let GUTTER_LEFT = 48;
+
+/** Widens GUTTER_LEFT so that every row of every trace is labelled with its CPU number. */
+export function fitGutter(traces) {
+  const cpus = Math.max(1, ...traces.map((t) => t.cpus));
+  const { font, columns } = rowLabelPlan(rowHeights(cpus).row);
+  const widest = String(cpus - 1).length * font * 0.62;
+  GUTTER_LEFT = Math.max(48, Math.ceil(22 + columns * (widest + 3) + 6));
+}
 
 /** Sums the time between laps into `parts[name]`. */
 class Clock {
@@ -46,7 +55,8 @@ const MARKER = '#7a3cc8';
 
 /** Row heights (CSS px) that suit a number of CPUs. */
 export function rowHeights(cpus) {
-  const row = cpus <= 2 ? 44 : cpus <= 4 ? 34 : Math.max(2, Math.min(22, Math.floor(560 / cpus)));
+  // Up to 64 CPUs, rows of 10 px at least: room for each one's label.
+  const row = cpus <= 2 ? 44 : cpus <= 4 ? 34 : Math.max(cpus <= 64 ? 10 : 2, Math.min(22, Math.floor(560 / cpus)));
   const strip = Math.max(1, Math.min(10, Math.floor(120 / cpus)));
   return { row, strip };
 }
@@ -351,32 +361,39 @@ export class TraceView {
     const bottom = g.timeline.top + g.timeline.height;
     const incident = this.app.selectedIncident();
     const marked = new Set(incident && incident.trace === this.index ? incident.cpus : []);
-    const placed = [];
-    const label = (i, text, bold) => {
-      const y = bottom - (i + 0.5) * rowH;
-      if (placed.some((p) => Math.abs(p - y) < 11)) return;
-      placed.push(y);
-      ctx.font = bold ? `bold ${FONT}` : FONT;
-      ctx.fillText(text, g.x0 - 6, y);
-    };
-    // Incident CPUs first, then socket starts, then every row (few) or every 8th.
-    rows.forEach((r, i) => marked.has(r.cpu) && label(i, `▸${r.cpu}`, true));
-    rows.forEach((r, i) => (i === 0 || r.socket !== rows[i - 1].socket) && label(i, String(r.cpu)));
-    rows.forEach((r, i) => (rows.length <= 32 || i % 8 === 0) && label(i, String(r.cpu)));
+    // Every row's CPU number; where rows are lower than the text, labels take turns in a
+    // few columns (as the figures' row labels). The incident's CPUs in bold.
+    const plan = rowLabelPlan(rowH);
+    const font = (bold) => `${bold ? 'bold ' : ''}${plan.font}px system-ui, -apple-system, "Segoe UI", sans-serif`;
+    ctx.font = font(true);
+    const column = Math.max(...rows.map((r) => ctx.measureText(String(r.cpu)).width)) + 3;
+    rows.forEach((r, i) => {
+      ctx.font = font(marked.has(r.cpu));
+      ctx.fillText(String(r.cpu), g.x0 - 6 - (i % plan.columns) * column, bottom - (i + 0.5) * rowH);
+    });
+    // A core's hardware threads (SMT siblings, adjacent in socket order) joined by a bracket.
+    ctx.fillStyle = COLORS.ink;
+    for (let i = 0; i < rows.length; ) {
+      let j = i;
+      while (j + 1 < rows.length && rows[i].core != null && rows[j + 1].core === rows[i].core && rows[j + 1].socket === rows[i].socket) j++;
+      if (j > i && rowH >= 4) ctx.fillRect(g.x0 - 3, Math.round(bottom - (j + 0.5) * rowH), 1, Math.round((j - i) * rowH) + 1);
+      i = j + 1;
+    }
     if (marked.size) {
       ctx.fillStyle = 'rgba(255, 196, 0, 0.9)';
       rows.forEach((r, i) => marked.has(r.cpu) && ctx.fillRect(g.x0 - 4, bottom - (i + 1) * rowH, 3, rowH));
     }
-    // Socket bands and names.
+    // Socket (and NUMA node) bands and names: "S0", or "S0 N1" where the node's number differs.
     ctx.font = FONT;
     ctx.textAlign = 'left';
     let start = 0;
     for (let i = 1; i <= rows.length; i++) {
-      if (i < rows.length && rows[i].socket === rows[start].socket) continue;
+      if (i < rows.length && rows[i].socket === rows[start].socket && rows[i].node === rows[start].node) continue;
       if (rows[start].socket !== null && rows[start].socket !== undefined) {
         const mid = bottom - ((start + i) / 2) * rowH;
+        const node = rows[start].node;
         ctx.fillStyle = COLORS.ink;
-        ctx.fillText(`S${rows[start].socket}`, g.x0 + g.plotWidth + 6, mid);
+        ctx.fillText(`S${rows[start].socket}${node != null && node !== rows[start].socket ? ` N${node}` : ''}`, g.x0 + g.plotWidth + 6, mid);
         if (i < rows.length) {
           ctx.fillStyle = COLORS.socketBand;
           ctx.fillRect(g.x0, Math.round(bottom - i * rowH) - 1, g.plotWidth, 2);
@@ -389,7 +406,7 @@ export class TraceView {
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = 'center';
     ctx.fillStyle = COLORS.ink;
-    ctx.fillText('core', 0, 0);
+    ctx.fillText('CPU', 0, 0);
     ctx.restore();
     if (g.queue) {
       ctx.save();

@@ -49,6 +49,12 @@ pub trait EventSource: Sync {
     fn buffer(&self) -> &str;
     /// The comm of each pid known before the first event.
     fn cmdlines(&self) -> &Cmdlines;
+    /// The recorder's per-CPU statistics (trace.dat's CPUSTAT texts: `CPU:`, `overrun:`,
+    /// ... lines, each instance's after a `Buffer: NAME` line); none where the container
+    /// keeps none.
+    fn cpu_stats(&self) -> &[String] {
+        &[]
+    }
     /// Damage found before any event was streamed (a container read whole when opened).
     fn damage(&self) -> Vec<Error> {
         Vec::new()
@@ -117,6 +123,10 @@ impl EventSource for Trace {
 
     fn cmdlines(&self) -> &Cmdlines {
         &self.metadata().cmdlines
+    }
+
+    fn cpu_stats(&self) -> &[String] {
+        &self.metadata().options.cpustats
     }
 
     fn bprint_message(&self, event: &Event<'_>, out: &mut Vec<u8>) -> bool {

@@ -388,3 +388,34 @@ describe('following a task that migrates', { skip }, () => {
     await page.close();
   });
 });
+
+describe('64 CPUs on 4 NUMA nodes in socket order', { skip }, () => {
+  let browser;
+  let server;
+
+  before(async () => {
+    browser = await Browser.launch(chromium);
+    const lscpu = join(traces, 'manycore/barrier64.dat.lscpu');
+    server = await serve(['manycore/barrier64.dat'], ['--topology', lscpu, '--socket-order']);
+  });
+
+  after(async () => {
+    await server?.stop();
+    await browser?.close();
+  });
+
+  test('every row is a CPU once; the hover says CPU, core, socket, node and SMT sibling', async () => {
+    const meta = await api(server.url, '/api/meta');
+    const rows = meta.traces[0].rowsBySocket;
+    assert.deepEqual(rows.map((r) => r.cpu).sort((a, b) => a - b), [...Array(64).keys()]);
+    assert.deepEqual(rows.slice(36, 38), [{ cpu: 36, socket: 2, node: 2, core: 18 }, { cpu: 37, socket: 2, node: 2, core: 18 }]);
+    const page = await open(browser, server.url);
+    // Early in the run, when CPU 37 idles, in the middle of its row.
+    const at = await point(page, 0, 37, Math.round(meta.traces[0].start + 0.02 * (meta.traces[0].end - meta.traces[0].start)));
+    await page.move(at.x, at.y);
+    const tip = await page.waitFor("!document.querySelector('#tooltip').hidden && document.querySelector('#tooltip').textContent");
+    assert.match(tip, /CPU 37/);
+    assert.match(tip, /core 18 · socket 2 · node 2 · SMT sibling: CPU 36/);
+    await page.close();
+  });
+});
