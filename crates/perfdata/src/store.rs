@@ -17,6 +17,56 @@ const LOSS_TAG: u64 = 0xffff;
 const ENTRY_HEADER: u64 = 16;
 const LOSS_SIZE: u64 = 8;
 
+/// CPUs a file may name (a larger number is damage).
+pub const MAX_CPUS: u32 = 1 << 16;
+
+/// The stores of the CPUs seen so far, made on first use.
+#[derive(Clone, Debug, Default)]
+pub struct Stores {
+    /// Index in `list` per CPU number (dense, grown as CPUs are seen; `u32::MAX`: none).
+    slots: Vec<u32>,
+    list: Vec<CpuStore>,
+}
+
+impl Stores {
+    /// The store of a CPU, made on first use; `None` for an implausible CPU number.
+    pub fn of_cpu(&mut self, cpu: u32) -> Option<&mut CpuStore> {
+        if cpu >= MAX_CPUS {
+            return None;
+        }
+        let slot = cpu as usize;
+        if slot >= self.slots.len() {
+            self.slots.resize(slot + 1, u32::MAX);
+        }
+        if self.slots[slot] == u32::MAX {
+            self.slots[slot] = self.list.len() as u32;
+            self.list.push(CpuStore::new(cpu));
+        }
+        Some(&mut self.list[self.slots[slot] as usize])
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut CpuStore> {
+        self.list.iter_mut()
+    }
+
+    /// Appends the entries of stores read from a later part of the file.
+    pub fn append(&mut self, later: Stores) {
+        for store in later.list {
+            self.of_cpu(store.cpu).expect("a CPU number below MAX_CPUS").append(store);
+        }
+    }
+
+    /// Every store in time order, in CPU order.
+    pub fn finish(self) -> Vec<CpuStore> {
+        let mut list = self.list;
+        for store in &mut list {
+            store.finish();
+        }
+        list.sort_by_key(|s| s.cpu);
+        list
+    }
+}
+
 /// One event or loss notice of a CPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Entry {
@@ -42,7 +92,9 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 pub struct CpuStore {
     pub cpu: u32,
-    entries: Vec<Entry>,
+    /// Entries in file order: those read by one thread each, in the file's order (so
+    /// that joining what several threads read copies nothing); one run once sorted.
+    runs: Vec<Vec<Entry>>,
     /// The counts of loss notices (`None`: perf did not say how many).
     lost: Vec<Option<u64>>,
     last_time: u64,
@@ -60,7 +112,10 @@ impl CpuStore {
     fn push(&mut self, time: u64, place: u64) {
         self.out_of_order |= time < self.last_time;
         self.last_time = time;
-        self.entries.push(Entry { time, place });
+        match self.runs.last_mut() {
+            Some(run) => run.push(Entry { time, place }),
+            None => self.runs.push(vec![Entry { time, place }]),
+        }
     }
 
     /// Notes an event whose payload is `len` bytes at `at` in the file's bytes.
@@ -84,6 +139,38 @@ impl CpuStore {
         self.last_time
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Appends the entries of the same CPU read from a later part of the file, as if
+    /// they had been pushed here.
+    fn append(&mut self, mut later: CpuStore) {
+        if let Some(first) = later.runs.first().and_then(|run| run.first()) {
+            self.out_of_order |= first.time < self.last_time || later.out_of_order;
+            self.last_time = later.last_time;
+        }
+        let shift = (self.lost.len() as u64) << 16;
+        if shift > 0 && !later.lost.is_empty() {
+            for entry in later.runs.iter_mut().flatten().filter(|e| e.len() == LOSS_TAG) {
+                entry.place += shift;
+            }
+        }
+        self.runs.append(&mut later.runs);
+        self.lost.append(&mut later.lost);
+        self.size += later.size;
+        self.events += later.events;
+        self.losses += later.losses;
+    }
+
+    /// What the store holds, whatever threads read it: for tests.
+    #[cfg(test)]
+    pub(crate) fn flat(&self) -> String {
+        let entries: Vec<Entry> = self.runs.concat();
+        let Self { cpu, lost, last_time, out_of_order, size, events, losses, .. } = self;
+        format!("{cpu} {entries:?} {lost:?} {last_time} {out_of_order} {size} {events} {losses}")
+    }
+
     /// Bytes of entries and payloads (as if they were copied), for progress and balance.
     pub fn size(&self) -> u64 {
         self.size
@@ -92,9 +179,13 @@ impl CpuStore {
     /// Puts the entries in time order if they are not (stable: equal times keep file
     /// order).
     pub fn finish(&mut self) {
-        self.entries.shrink_to_fit();
         if self.out_of_order {
-            self.entries.sort_by_key(|entry| entry.time);
+            let mut all: Vec<Entry> = self.runs.concat();
+            all.sort_by_key(|entry| entry.time);
+            self.runs = vec![all];
+        }
+        for run in &mut self.runs {
+            run.shrink_to_fit();
         }
     }
 }
@@ -103,13 +194,24 @@ impl CpuStore {
 #[derive(Clone, Debug)]
 struct Cursor<'s> {
     store: &'s CpuStore,
+    /// The run and the entry in it (runs are never empty).
+    run: usize,
     next: usize,
 }
 
 impl Cursor<'_> {
     #[inline]
     fn peek(&self) -> Option<Entry> {
-        self.store.entries.get(self.next).copied()
+        self.store.runs.get(self.run)?.get(self.next).copied()
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        self.next += 1;
+        if self.next == self.store.runs[self.run].len() {
+            self.run += 1;
+            self.next = 0;
+        }
     }
 
     fn time(&self) -> Option<u64> {
@@ -138,7 +240,7 @@ impl<'s> Events<'s> {
         formats: &'s Formats,
         endian: Endian,
     ) -> Self {
-        let cursors: Vec<Cursor<'s>> = stores.map(|store| Cursor { store, next: 0 }).collect();
+        let cursors: Vec<Cursor<'s>> = stores.map(|store| Cursor { store, run: 0, next: 0 }).collect();
         let waiting = match cursors.len() {
             1 => BinaryHeap::new(),
             _ => cursors.iter().enumerate().filter_map(|(index, c)| Some(Reverse((c.time()?, index)))).collect(),
@@ -201,12 +303,12 @@ impl<'s> Events<'s> {
             while let Some(loss) = cursor.peek().filter(|e| e.len() == LOSS_TAG) {
                 let lost = store.lost[loss.at()];
                 count = count.zip(lost).map(|(a, b)| a.saturating_add(b));
-                cursor.next += 1;
+                cursor.advance();
                 self.done += ENTRY_HEADER + LOSS_SIZE;
             }
             return Some(Item::Lost(Lost { buffer: 0, cpu, count }));
         }
-        cursor.next += 1;
+        cursor.advance();
         let len = entry.len();
         let data = &self.bytes[entry.at()..entry.at() + len as usize];
         self.done += ENTRY_HEADER + len;
@@ -241,6 +343,7 @@ mod tests {
         push_events(&mut store, &mut bytes, &[(20, b"b")]);
         store.finish();
         assert_eq!(store.size(), 3 * 24 + 2 * 24);
+        assert_eq!(store.runs.len(), 1);
         let stores = [store];
         let mut events = Events::new(stores.iter(), &bytes, &formats, Endian::Little);
         let mut seen = Vec::new();
