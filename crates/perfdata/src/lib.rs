@@ -25,6 +25,7 @@ mod damage;
 mod features;
 mod header;
 mod perfdata;
+mod pieces;
 mod records;
 mod store;
 

@@ -1,14 +1,12 @@
 //! The records of the data section (or of the whole stream in pipe mode), one after the
-//! other: `struct perf_event_header` (type, misc, size) and the body. Read in chunks
-//! through a bounds-checked window, so a record that claims more bytes than the file has
-//! is an error naming it, never a read past the end or an allocation of its claim.
+//! other: `struct perf_event_header` (type, misc, size) and the body, read in place from
+//! the file's bytes with every bound checked, so a record that claims more bytes than the
+//! file has is an error naming it, never a read past the end or an allocation of its claim.
 
 use crate::damage::{Located, Part};
-use tracedat::{Endian, Source};
+use tracedat::Endian;
 
 const HEADER: u64 = 8;
-/// Bytes read at a time: records are at most 64 KiB, so a chunk always holds one.
-const CHUNK: usize = 4 << 20;
 
 /// One record.
 pub struct RawRecord<'a> {
@@ -32,29 +30,18 @@ impl RawRecord<'_> {
     }
 }
 
-/// Reads records from `start` up to `end` of a source.
+/// Reads records from `start` up to `end` of the file's bytes.
 pub struct Records<'s> {
-    source: &'s dyn Source,
+    bytes: &'s [u8],
     endian: Endian,
     pos: u64,
     end: u64,
     number: u64,
-    chunk: Vec<u8>,
-    /// The file offset of `chunk[0]`.
-    chunk_at: u64,
 }
 
 impl<'s> Records<'s> {
-    pub fn new(source: &'s dyn Source, endian: Endian, start: u64, end: u64) -> Records<'s> {
-        Records {
-            source,
-            endian,
-            pos: start,
-            end: end.min(source.len()),
-            number: 0,
-            chunk: Vec::new(),
-            chunk_at: start,
-        }
+    pub fn new(bytes: &'s [u8], endian: Endian, start: u64, end: u64) -> Records<'s> {
+        Records { bytes, endian, pos: start, end: end.min(bytes.len() as u64), number: 0 }
     }
 
     /// Where the next record starts.
@@ -62,22 +49,9 @@ impl<'s> Records<'s> {
         self.pos
     }
 
-    /// Makes `[at, at + len)` available in the chunk.
-    fn window(&mut self, at: u64, len: u64) -> std::io::Result<&[u8]> {
-        let inside = at >= self.chunk_at && at + len <= self.chunk_at + self.chunk.len() as u64;
-        if !inside {
-            let want = (self.end - at).min(CHUNK.max(len as usize) as u64) as usize;
-            self.chunk.resize(want, 0);
-            self.source.read_exact_at(at, &mut self.chunk)?;
-            self.chunk_at = at;
-        }
-        let start = (at - self.chunk_at) as usize;
-        Ok(&self.chunk[start..start + len as usize])
-    }
-
     /// The next record; `None` at the end; an error ends the reading (nothing after a
     /// record whose size is wrong can be found again).
-    pub fn next(&mut self) -> Option<Result<RawRecord<'_>, Located>> {
+    pub fn next(&mut self) -> Option<Result<RawRecord<'s>, Located>> {
         if self.pos >= self.end {
             return None;
         }
@@ -91,13 +65,7 @@ impl<'s> Records<'s> {
             self.pos = self.end;
             return fail(None, format!("the data ends {left} bytes into record {number}'s header"));
         }
-        let header = match self.window(offset, HEADER) {
-            Ok(bytes) => <[u8; 8]>::try_from(bytes).expect("8 bytes"),
-            Err(error) => {
-                self.pos = self.end;
-                return fail(None, format!("cannot read record {number}: {error}"));
-            }
-        };
+        let header: [u8; 8] = self.bytes[offset as usize..(offset + HEADER) as usize].try_into().expect("8 bytes");
         let kind = endian.u32(header[..4].try_into().expect("4 bytes"));
         let misc = endian.u16(header[4..6].try_into().expect("2 bytes"));
         let size = u64::from(endian.u16(header[6..8].try_into().expect("2 bytes")));
@@ -111,25 +79,19 @@ impl<'s> Records<'s> {
         }
         self.pos += size;
         self.number += 1;
-        if let Err(error) = self.window(offset + HEADER, size - HEADER) {
-            self.pos = self.end;
-            return fail(Some(kind), format!("cannot read it: {error}"));
-        }
-        let start = (offset + HEADER - self.chunk_at) as usize;
-        let body = &self.chunk[start..start + (size - HEADER) as usize];
+        let body = &self.bytes[(offset + HEADER) as usize..(offset + size) as usize];
         Some(Ok(RawRecord { number, offset, kind, misc, body }))
     }
 
     /// Takes `len` bytes that follow the last record outside its size (pipe mode's
     /// tracing data, AUXTRACE data); `None` when the data has fewer left.
-    pub fn take_following(&mut self, len: u64) -> Option<std::io::Result<Vec<u8>>> {
+    pub fn take_following(&mut self, len: u64) -> Option<&'s [u8]> {
         if len > self.end - self.pos {
             return None;
         }
-        let mut bytes = vec![0; len as usize];
-        let read = self.source.read_exact_at(self.pos, &mut bytes);
+        let bytes = &self.bytes[self.pos as usize..(self.pos + len) as usize];
         self.pos += len;
-        Some(read.map(|()| bytes))
+        Some(bytes)
     }
 
     /// Skips `len` bytes that follow the last record; false when the data ends first.

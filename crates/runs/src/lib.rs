@@ -8,14 +8,16 @@
 //!   sweep and restored after it on every way out;
 //! - [`exec`]: running the command and measuring it (signals through `restore`);
 //! - [`sweep`]: the interleaved run loop, untraced or recorded, with each trace's metrics;
+//! - [`perf`]: a run recorded by `perf record` instead (`--recorder perf`);
 //! - [`files`]: the results directory's files, written and read back.
 
 pub mod exec;
 pub mod files;
 pub mod knobs;
+pub mod perf;
 pub mod sweep;
 
-pub use sweep::{Progress, SweepRequest, sweep};
+pub use sweep::{Progress, Recorder, SweepRequest, sweep};
 
 use std::path::{Path, PathBuf};
 

@@ -24,11 +24,22 @@ pub struct SweepRequest {
     pub repetitions: usize,
     /// Pause before each run (inside the recording with `record`).
     pub sleep: Duration,
-    /// Trace every run (as `schedlens record` does).
+    /// Trace every run (as `schedlens record` does, or perf: `recorder`).
     pub record: bool,
+    pub recorder: Recorder,
     pub knobs: Vec<KnobValues>,
     /// Where results, traces and logs go.
     pub dir: PathBuf,
+}
+
+/// What records a traced run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Recorder {
+    /// schedlens's own recorder (`record`), into a trace.dat.
+    #[default]
+    Schedlens,
+    /// `perf record` of the scheduler tracepoints, into a perf.data ([`crate::perf`]).
+    Perf,
 }
 
 /// What the loop tells its caller as it goes.
@@ -108,7 +119,7 @@ pub fn sweep(request: &SweepRequest, progress: &mut dyn FnMut(Progress<'_>)) -> 
                 current[knob] = Some(value.clone());
             }
         }
-        let names = RunFiles::new(&request.dir, index + 1, setting, repetition + 1);
+        let names = RunFiles::new(&request.dir, index + 1, setting, repetition + 1, request.recorder);
         let Some(measured) = run_once(request, &names, &interrupts)? else { break };
         let run = SweepRun {
             order: index + 1,
@@ -143,8 +154,10 @@ fn check_request(request: &SweepRequest) -> Result<(), RunsError> {
     if request.repetitions == 0 {
         return Err(RunsError::Usage("-n must be at least 1".into()));
     }
-    if request.record {
-        record::check_privileges()?;
+    match (request.record, request.recorder) {
+        (false, _) => {}
+        (true, Recorder::Schedlens) => record::check_privileges()?,
+        (true, Recorder::Perf) => crate::perf::check_recorder()?,
     }
     if !is_runnable(&request.command[0]) {
         return Err(RunsError::Usage(format!("{:?}: no such command (not found in PATH)", request.command[0])));
@@ -153,7 +166,7 @@ fn check_request(request: &SweepRequest) -> Result<(), RunsError> {
 }
 
 /// Whether `program` names an executable file, itself or in PATH.
-fn is_runnable(program: &str) -> bool {
+pub(crate) fn is_runnable(program: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let executable = |path: &Path| path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if program.contains('/') {
@@ -171,9 +184,17 @@ struct RunFiles {
 }
 
 impl RunFiles {
-    fn new(dir: &Path, order: usize, setting: usize, repetition: usize) -> RunFiles {
+    fn new(dir: &Path, order: usize, setting: usize, repetition: usize, recorder: Recorder) -> RunFiles {
         let stem = format!("run-{order:03}-s{}-r{repetition}", setting + 1);
-        RunFiles { dir: dir.to_path_buf(), trace: format!("traces/{stem}.dat"), log: format!("logs/{stem}.log") }
+        let extension = match recorder {
+            Recorder::Schedlens => "dat",
+            Recorder::Perf => "data",
+        };
+        RunFiles {
+            dir: dir.to_path_buf(),
+            trace: format!("traces/{stem}.{extension}"),
+            log: format!("logs/{stem}.log"),
+        }
     }
 
     fn path(&self, relative: &str) -> PathBuf {
@@ -188,6 +209,10 @@ fn run_once(request: &SweepRequest, files: &RunFiles, interrupts: &Interrupts) -
             return Ok(None);
         }
         return Ok(Some(run_untraced(&request.command, &files.path(&files.log), interrupts)?));
+    }
+    if request.recorder == Recorder::Perf {
+        let (trace, log) = (files.path(&files.trace), files.path(&files.log));
+        return crate::perf::record_run(&request.command, request.sleep, &trace, &log, interrupts);
     }
     let options = RecordOptions {
         output: files.path(&files.trace),
@@ -251,13 +276,23 @@ fn analyse_traces(dir: &Path, results: &mut Results, progress: &mut dyn FnMut(Pr
     Ok(())
 }
 
-/// The profile of a recorded trace, with the topology it carries.
+/// The profile of a recorded trace (either recorder's), with the topology it carries.
 pub fn profile_of(path: &Path) -> Result<Profile, RunsError> {
-    let trace = tracedat::Trace::open(path)?;
+    let trace = inputs::Input::open(path)?;
     let (model, _) = model::Model::build(&trace, model::Detail::FULL, &mut |_| {})?;
     let context = trace.recorded_context().unwrap_or_default();
     let topology = context.topology.and_then(|text| model::Topology::from_lscpu(&text).ok());
-    Ok(Profile::of(&model, topology.as_ref(), context.pid.map(|p| model::Pid(p as i32)), false))
+    let pid = context.pid.map(|p| model::Pid(p as i32)).or_else(|| perf_command(&model));
+    Ok(Profile::of(&model, topology.as_ref(), pid, false))
+}
+
+/// The command `perf record` ran (perf.data stores no pid): perf's child is named
+/// `perf-exec` until it executes the command (seen when sched_process_exec is recorded).
+fn perf_command(model: &model::Model) -> Option<model::Pid> {
+    let name = model.comms().find("perf-exec")?;
+    let mut tasks = model.tasks().iter();
+    let named = |task: &model::Task| task.comms.iter().any(|&(_, comm)| comm == name);
+    tasks.find(|(_, task)| named(task) && !task.execs.is_empty()).map(|(_, task)| task.pid)
 }
 
 #[cfg(test)]

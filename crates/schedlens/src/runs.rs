@@ -23,6 +23,7 @@ use std::time::Duration;
     schedlens runs -n 10 -o ua-runs -- ./ua.C.x\n  \
     schedlens runs -n 10 --set kernel.sched_rr_timeslice_ms=1,10,100 -o rr -- chrt -r 1 hackbench -g 2\n  \
     schedlens runs -n 5 --record --set kernel.sched_autogroup_enabled=0,1 -o ag -- hackbench -g 4\n  \
+    schedlens runs -n 5 --record --recorder perf -o ag-perf -- hackbench -g 4\n  \
     schedlens runs --report ag\n\n\
     Knobs: sysctl names (kernel.sched_rr_timeslice_ms), paths below debugfs (sched/base_slice_ns), or files\n\
     under /proc and /sys. Each is read before the first run, every value is tried once before anything runs\n\
@@ -42,6 +43,10 @@ pub struct Args {
     /// metrics of `check` and `stats` to each run.
     #[arg(long)]
     record: bool,
+    /// What records each run with --record: schedlens (its own recorder, trace.dat) or
+    /// perf (`perf record` of the scheduler tracepoints, perf.data).
+    #[arg(long, value_enum, value_name = "RECORDER", requires = "record")]
+    recorder: Option<RecorderArg>,
     /// A knob and the values to try, KNOB=V1,V2,...; repeat for a grid of all combinations.
     #[arg(long = "set", value_name = "KNOB=V1,V2,...")]
     set: Vec<String>,
@@ -58,6 +63,12 @@ pub struct Args {
     /// The command to run, with its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+#[derive(Copy, Clone, clap::ValueEnum)]
+enum RecorderArg {
+    Schedlens,
+    Perf,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -80,6 +91,10 @@ pub fn run(args: Args) -> Result<Outcome> {
         repetitions: args.runs as usize,
         sleep,
         record: args.record,
+        recorder: match args.recorder {
+            None | Some(RecorderArg::Schedlens) => runs::Recorder::Schedlens,
+            Some(RecorderArg::Perf) => runs::Recorder::Perf,
+        },
         knobs,
         dir: args.output.clone(),
     };

@@ -343,6 +343,51 @@ fn a_recorded_sweep_gets_metrics_and_its_extremes_compare() {
 }
 
 #[test]
+fn a_sweep_recorded_by_perf_gets_the_same_metrics_from_its_perf_data() {
+    let perf_records = Command::new("perf")
+        .args(["record", "-q", "-a", "-e", "sched:sched_switch", "-o", "/dev/null", "--", "true"])
+        .output();
+    let why = recording_unavailable()
+        .or_else(|| (!perf_records.is_ok_and(|o| o.status.success())).then_some("perf cannot record here"));
+    if let Some(why) = why {
+        return skip("a_sweep_recorded_by_perf_gets_the_same_metrics_from_its_perf_data", why);
+    }
+    let _knobs = KNOBS.lock().unwrap_or_else(|e| e.into_inner());
+    let out = dir("runs-perf");
+    let o = out.display().to_string();
+    let args = ["runs", "-n", "2", "--record", "--recorder", "perf", "--sleep", "0.2", "-o", &o];
+    let result =
+        schedlens(&[&args[..], &["--figure-format", "svg", "--", "hackbench", "-g", "1", "-l", "50"]].concat());
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let results = json(&out.join("results.json"));
+    let switches = results["metrics"].as_array().unwrap().iter().position(|m| m["key"] == "context_switches").unwrap();
+    for run in results["runs"].as_array().unwrap() {
+        let trace = run["trace"].as_str().unwrap();
+        assert!(trace.ends_with(".data") && out.join(trace).exists(), "{run}");
+        assert!(run["metrics"][switches].as_f64().unwrap() > 100.0, "hackbench switches: {run}");
+        assert_eq!(run["wall_from"], "trace", "the trace shows the sleep's end and the command's exit: {run}");
+    }
+    assert!(out.join("report.html").exists());
+}
+
+#[test]
+fn the_perf_recorder_missing_is_a_clear_error() {
+    let out = dir("runs-no-perf");
+    let o = out.display().to_string();
+    let result = Command::new(env!("CARGO_BIN_EXE_schedlens"))
+        .args(["runs", "-n", "1", "--record", "--recorder", "perf", "-o", &o, "--", "true"])
+        .env("PATH", "")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("perf is not installed"), "{stderr}");
+    assert!(!out.exists(), "nothing ran, nothing was written");
+    let without_record = schedlens(&["runs", "--recorder", "perf", "--", "true"]);
+    assert_eq!(without_record.status.code(), Some(2));
+}
+
+#[test]
 fn a_trace_compared_with_itself_differs_in_nothing_and_rows_are_ranked() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
     let (a, b) = (traces.join("hackbench-v7none.dat"), traces.join("hackbench-v6.dat"));
