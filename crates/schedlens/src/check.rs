@@ -15,7 +15,7 @@ use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Cpu, Detail, Marker, Model, Nanos, Pid};
+use model::{Cpu, Detail, Marker, Model, Nanos};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let filter = args.window.filter();
-    let affinity = recorded_affinity(&loaded.trace);
+    let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload, affinity: affinity.as_ref() };
     let findings = check(model, &request);
     let markers = args.markers.read(&loaded.trace)?;
@@ -98,13 +98,6 @@ pub fn run(args: Args) -> Result<Outcome> {
         write_figures(dir, model, origin, &findings, &filter)?;
     }
     Ok(loaded.outcome)
-}
-
-/// The tasks' CPU affinity, when the trace recorded it (`schedlens record` does).
-pub(crate) fn recorded_affinity(trace: &inputs::Input) -> Option<Affinity> {
-    let context = trace.recorded_context()?;
-    let seen = context.affinity.into_iter().map(|a| (Pid(a.pid), a.cpus.into_iter().map(Cpu).collect()));
-    Some(Affinity::new(seen)).filter(|a| !a.is_empty())
 }
 
 fn to_json(
