@@ -2,7 +2,7 @@
 //! (tasks waiting while cores idle) located, ranked and explained, with the share of the
 //! idle-while-waiting time they cover, migration cascades, overload, migration counts —
 //! as text (80 columns) or JSON, with zoomed figures of the top episodes on request.
-//! The JSON shape is documented in docs/ARCHITECTURE.md ("check's JSON").
+//! The JSON shape is documented in docs/check.md ("check's JSON").
 
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
@@ -489,6 +489,7 @@ fn write_png(path: &Path, scene: &render::Scene) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use model::Pid;
 
     #[test]
     fn markers_inside_a_span_ends_included() {
