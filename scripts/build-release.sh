@@ -5,7 +5,7 @@
 # every figure format, check, stats, exports, report, compare and the viewer's API), then
 # a second build lays out and inlines the code by what those runs executed. Outputs are the
 # same bytes as a plain `cargo build --release` (the profile only changes code placement);
-# the time the model and the analyses take drops by 4-12% (docs/ARCHITECTURE.md, "Build").
+# the time the model and the analyses take drops by 4-12% (docs/internals.md, "Build"; figures in docs/performance.md).
 #
 #   scripts/build-release.sh [CARGO BUILD OPTIONS]   e.g. --features schedlens/otf2,export/otf2
 #

@@ -32,7 +32,7 @@ if ! command -v rustup >/dev/null; then
 fi
 # The fuzzers need nightly and cargo-fuzz. Where neither can be installed (no access to
 # static.rust-lang.org), say so and stop: the seeds and regressions still run as plain
-# tests (crates/tracedat/tests/fuzz_seeds.rs, crates/trust/tests/replay.rs).
+# tests (crates/tracedat/tests/it/fuzz_seeds.rs, crates/trust/tests/it/replay.rs).
 skip() {
     echo "fuzz.sh: $1; fuzzing skipped (the committed inputs ran as plain tests)" >&2
     exit 0

@@ -250,6 +250,12 @@ impl Affinity {
         Affinity { allowed: observations.into_iter().collect() }
     }
 
+    /// The tasks' affinity as `schedlens record` stored it in the trace, if it did.
+    pub fn recorded(context: &tracedat::RecordedContext) -> Option<Affinity> {
+        let seen = context.affinity.iter().map(|a| (Pid(a.pid), a.cpus.iter().copied().map(Cpu).collect()));
+        Some(Affinity::new(seen)).filter(|a| !a.is_empty())
+    }
+
     /// The CPUs `pid` may run on, if recorded (sorted).
     pub fn allowed(&self, pid: Pid) -> Option<&[Cpu]> {
         self.allowed.get(&pid).map(Vec::as_slice)

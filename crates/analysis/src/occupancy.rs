@@ -4,7 +4,7 @@
 //! "a task waits while a core idles" questions.
 
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, RadixScratch, TaskId, sort_by_offset};
+use model::{Cpu, Detail, Model, Nanos, RadixScratch, TaskId, sort_by_offset};
 use model::{QueuePieces, Segments, Waits};
 use std::ops::Range;
 
@@ -247,6 +247,12 @@ impl<'m> CpuChanges<'m> {
             !over
         });
     }
+}
+
+/// The tables a model needs for sweeps with `filter`: counting every task needs only the
+/// runqueues; a filter needs their pieces' waits (a piece names its task through its wait).
+pub fn detail_for(filter: &TaskFilter) -> Detail {
+    if *filter == TaskFilter::default() { Detail::QUEUES } else { Detail::WAITS }
 }
 
 /// Calls `visit(start, end, occupancy)` for each stretch of `window` with constant

@@ -456,13 +456,13 @@ pub struct ReportDocument {
     #[schemars(with = "BTreeMap<String, [usize; 2]>")]
     pub tiles: Vec<(String, [usize; 2])>,
     /// Per trace, in `meta`'s order.
-    pub traces: Vec<ReportTrace>,
+    pub traces: Vec<EmbeddedTrace>,
 }
 
 /// What the report embeds of one trace besides its tiles.
 #[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct ReportTrace {
+pub struct EmbeddedTrace {
     /// `check`'s incidents (at most 1000).
     pub incidents: Incidents,
     /// The whole trace's statistics.

@@ -7,13 +7,10 @@
 
 use export::{Input, Scope};
 use model::{Model, TaskId};
+use refcheck::fixture;
 use std::collections::HashMap;
 use std::process::Command;
 use tracedat::Trace;
-
-fn fixture(name: &str) -> String {
-    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Per location, how many events of each kind `otf2-print` shows.
 fn printed_counts(archive: &str) -> Option<HashMap<(String, u64), u64>> {

@@ -3,8 +3,14 @@
 //! `perf record -e 'sched:*'`, file or pipe mode). Both are event sources
 //! ([`tracedat::EventSource`]), so every stage above reads either the same way; what only
 //! one of them has (trace.dat's recorded context and buffers, perf.data's feature
-//! sections) is reached through [`Input::trace_dat`] and [`Input::perf_data`].
+//! sections) is reached through [`Input::trace_dat`] and [`Input::perf_data`]; what it
+//! says of itself through [`Input::describe`], [`Input::recorded_topology`] and
+//! [`Input::command_pid`].
 
+pub mod describe;
+
+pub use describe::{describe_perf_data, describe_trace_dat};
+use model::{Pid, Topology};
 use perfdata::PerfData;
 use std::io::Read;
 use std::path::Path;
@@ -90,6 +96,16 @@ impl Input {
     /// perf.data keeps none of it.
     pub fn recorded_context(&self) -> Option<RecordedContext> {
         self.trace_dat().and_then(Trace::recorded_context)
+    }
+
+    /// The machine's topology as `schedlens record` stored it, if it did and it reads.
+    pub fn recorded_topology(&self) -> Option<Topology> {
+        self.recorded_context().and_then(|c| c.topology).and_then(|t| Topology::from_lscpu(&t).ok())
+    }
+
+    /// The recorded command's process id, when `schedlens record` ran a command.
+    pub fn command_pid(&self) -> Option<Pid> {
+        self.recorded_context().and_then(|c| c.pid).map(|p| Pid(p as i32))
     }
 
     /// Bytes of event data, for progress bars.

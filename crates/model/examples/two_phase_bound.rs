@@ -1,5 +1,5 @@
 //! The least work a two-phase model build (per CPU, then per task) would do, timed: the
-//! measurement behind docs/ARCHITECTURE.md's case for the sequential tracker on few cores.
+//! measurement behind docs/performance.md's case for the sequential tracker on few cores.
 //!
 //! Phase 1 reads each CPU's events on its own, in no order across CPUs, as a per-CPU
 //! tracker would: it decodes every event, notes every sighting of a pid (first and last

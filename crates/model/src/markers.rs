@@ -52,10 +52,9 @@ pub fn read_markers<S: EventSource>(source: &S, mut keep: impl FnMut(&str) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn fixture(name: &str) -> tracedat::Trace {
-        tracedat::Trace::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name)).unwrap()
+        tracedat::Trace::open(refcheck::fixture(name)).unwrap()
     }
 
     #[test]

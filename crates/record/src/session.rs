@@ -19,7 +19,7 @@ use tracedat::RecordedContext;
 use tracedat::recorded::parse_cpu_list;
 
 /// Per-CPU ring-buffer size unless asked otherwise: enough on a 2-CPU VM for
-/// `hackbench -g 4 -l 1000` without losses (see docs/ARCHITECTURE.md).
+/// `hackbench -g 4 -l 1000` without losses (see docs/performance.md, "Recording").
 pub const DEFAULT_BUFFER_KB: u32 = 8192;
 
 /// What to record and where.

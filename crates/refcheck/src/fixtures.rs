@@ -51,3 +51,12 @@ pub fn fixtures() -> Vec<PathBuf> {
     all.extend(foreign_fixtures());
     all
 }
+
+/// The path of the bundled trace `name` (under `testdata/traces`: `x.dat`,
+/// `foreign/x.dat`, `manycore/x.dat`), as text so it goes into a command line as it is;
+/// panics when the file is missing. The one fixture helper of every crate's tests.
+pub fn fixture(name: &str) -> String {
+    let path = traces_dir().join(name);
+    assert!(path.exists(), "missing fixture {}", path.display());
+    path.display().to_string()
+}

@@ -18,7 +18,7 @@ mod run;
 mod totals;
 
 pub use fields::{FieldValue, match_fields, match_value, payload_token, split_fields};
-pub use fixtures::{fixtures, foreign_fixtures, local_fixtures, lscpu_of, manycore_fixtures};
+pub use fixtures::{fixture, fixtures, foreign_fixtures, local_fixtures, lscpu_of, manycore_fixtures};
 pub use parse::{Line, ParseError, RefEvent, Report, parse_line, parse_report};
 pub use run::{Error, report, report_bytes, run_report, trace_cmd_program};
 pub use totals::{ChainBreak, TaskTotals, switch_chain_breaks, task_totals};

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use refcheck::{Line, RefEvent, Report, parse_report, payload_token, run_report, split_fields, switch_chain_breaks};
+use refcheck::{
+    Line, RefEvent, Report, fixture, parse_report, payload_token, run_report, split_fields, switch_chain_breaks,
+};
 
 fn fixtures() -> Vec<PathBuf> {
     let files = refcheck::fixtures();
@@ -16,12 +18,6 @@ fn fixtures() -> Vec<PathBuf> {
 /// Recorded on the project's 2-CPU VM (not in testdata/traces/foreign or manycore).
 fn is_local(path: &Path) -> bool {
     !path.parent().is_some_and(|dir| dir.ends_with("foreign") || dir.ends_with("manycore"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
-    assert!(p.exists(), "missing fixture {}", p.display());
-    p
 }
 
 /// The report text; panics with trace-cmd's install hint when it is missing.
@@ -116,7 +112,7 @@ fn by_buffer(r: &Report, buffer: Option<&str>) -> Vec<RefEvent> {
 
 #[test]
 fn lost_event_fixtures() {
-    let (_, r) = report(&fixture("lost-events-v7zstd.dat"));
+    let (_, r) = report(Path::new(&fixture("lost-events-v7zstd.dat")));
     let lost: Vec<_> = r.lost().collect();
     assert!(lost.iter().any(|l| l.2.is_some()), "{lost:?}");
     assert!(lost.iter().any(|l| l.2.is_none()), "{lost:?}");
@@ -129,7 +125,7 @@ fn lost_event_fixtures() {
         }
     }
 
-    let (text, r) = report(&fixture("instance-lost-v7zstd.dat"));
+    let (text, r) = report(Path::new(&fixture("instance-lost-v7zstd.dat")));
     assert!(r.lost().any(|l| l.0 == Some("inst")), "instance lost lines");
     assert!(r.lost().any(|l| l.0.is_none()), "top-buffer lost lines");
     assert!(text.lines().any(|l| l.starts_with("inst: CPU:")));
@@ -137,7 +133,7 @@ fn lost_event_fixtures() {
 
 #[test]
 fn instance_fixture() {
-    let (text, r) = report(&fixture("instance-v7zstd.dat"));
+    let (text, r) = report(Path::new(&fixture("instance-v7zstd.dat")));
     let top = by_buffer(&r, None);
     let inst = by_buffer(&r, Some("inst"));
     assert!(!top.is_empty() && !inst.is_empty());
@@ -166,22 +162,22 @@ fn instance_fixture() {
 #[test]
 fn clock_fixtures() {
     // ns clocks print seconds.nanoseconds; counter and x86-tsc print integers.
-    let (text, r) = report(&fixture("hackbench-counter-v7zstd.dat"));
+    let (text, r) = report(Path::new(&fixture("hackbench-counter-v7zstd.dat")));
     assert!(!text.lines().nth(1).unwrap().contains(". "));
     let first = r.events().next().unwrap().ts_ns;
     let last = r.events().last().unwrap().ts_ns;
     assert!(last - first < 10 * r.events().count() as u64, "counter ticks per event");
-    let (text, r) = report(&fixture("hackbench-x86tsc-v7zstd.dat"));
+    let (text, r) = report(Path::new(&fixture("hackbench-x86tsc-v7zstd.dat")));
     assert!(text.lines().nth(1).unwrap().contains("]1"), "no blank before a wide timestamp");
     assert!(r.events().count() > 100);
-    let (_, r) = report(&fixture("hackbench-mono-v7zstd.dat"));
+    let (_, r) = report(Path::new(&fixture("hackbench-mono-v7zstd.dat")));
     let e = r.events().next().unwrap();
     assert!(e.ts_ns > 1_000_000_000, "{e:?}");
 }
 
 #[test]
 fn marker_payloads() {
-    let (_, r) = report(&fixture("markers-v7zstd.dat"));
+    let (_, r) = report(Path::new(&fixture("markers-v7zstd.dat")));
     let bufs: Vec<&str> =
         r.events().filter(|e| e.event == "print").map(|e| e.payload.split_once(" buf=").unwrap().1).collect();
     assert_eq!(bufs, vec!["hello", "two\nlines", "no newline", "a\n\nb\n", "z\nx-1 [000] 1.5: fake: y"]);
@@ -221,7 +217,7 @@ fn task_totals_cover_each_cpu_span() {
 fn pinned_scenario_totals() {
     // Two threads spin for 300 ms of wall time on CPU 0 (taskset -c 0), so each runs about
     // half of it; they preempt each other (prev_state=0).
-    let (_, r) = report(&fixture("scenario-pinned-v7zstd.dat"));
+    let (_, r) = report(Path::new(&fixture("scenario-pinned-v7zstd.dat")));
     let totals = r.task_totals().unwrap();
     let spinners: Vec<i32> = r
         .events()
@@ -248,7 +244,7 @@ fn pinned_scenario_totals() {
 #[test]
 fn recorded_fixtures_have_switch_chain_gaps() {
     for name in ["scenario-barrier-v7zstd.dat", "hackbench-v7zstd.dat"] {
-        let (_, r) = report(&fixture(name));
+        let (_, r) = report(Path::new(&fixture(name)));
         let from_idle_on_cpu1 = r
             .events()
             .filter(|e| e.buffer.is_none() && e.event == "sched_switch" && e.cpu == 1)

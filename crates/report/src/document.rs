@@ -56,11 +56,11 @@ fn trace_document(
     trace: &ReportTrace,
     analysis: &Analysis,
     coverage: Option<&Coverage>,
-) -> documents::page::ReportTrace {
+) -> documents::page::EmbeddedTrace {
     let shown = &trace.shown;
     let relative = |t| shown.relative(t);
     let migrations = &analysis.findings.migrations;
-    documents::page::ReportTrace {
+    documents::page::EmbeddedTrace {
         incidents: tiles::incidents::incident_list(shown, &analysis.findings.incidents, INCIDENTS, |_| Vec::new()),
         stats: tiles::range_stats::range_stats(&analysis.stats, COMMANDS, relative),
         markers: tiles::markers::sample(shown, &trace.markers, MARKERS),

@@ -2,7 +2,7 @@
 //! (tasks waiting while cores idle) located, ranked and explained, with the share of the
 //! idle-while-waiting time they cover, migration cascades, overload, migration counts —
 //! as text (80 columns) or JSON, with zoomed figures of the top episodes on request.
-//! The JSON shape is documented in docs/ARCHITECTURE.md ("check's JSON").
+//! The JSON shape is documented in docs/check.md ("check's JSON").
 
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
@@ -15,7 +15,7 @@ use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, known_and_unknown, running_waiting_plot};
 use figures::timeline::Coloring;
-use model::{Cpu, Detail, Marker, Model, Nanos, Pid, Topology};
+use model::{Cpu, Detail, Marker, Model, Nanos, Topology};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let model = &loaded.model;
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let filter = args.window.filter();
-    let affinity = recorded_affinity(&loaded.trace);
+    let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload, affinity: affinity.as_ref() };
     let findings = check(model, &request);
     let markers = args.markers.read(&loaded.trace)?;
@@ -104,13 +104,6 @@ pub fn run(args: Args) -> Result<Outcome> {
         write_figures(dir, model, origin, &findings, &filter, topology.as_ref())?;
     }
     Ok(loaded.outcome)
-}
-
-/// The tasks' CPU affinity, when the trace recorded it (`schedlens record` does).
-pub(crate) fn recorded_affinity(trace: &inputs::Input) -> Option<Affinity> {
-    let context = trace.recorded_context()?;
-    let seen = context.affinity.into_iter().map(|a| (Pid(a.pid), a.cpus.into_iter().map(Cpu).collect()));
-    Some(Affinity::new(seen)).filter(|a| !a.is_empty())
 }
 
 fn to_json(
@@ -532,6 +525,7 @@ fn write_png(path: &Path, scene: &render::Scene) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use model::Pid;
 
     #[test]
     fn markers_inside_a_span_ends_included() {

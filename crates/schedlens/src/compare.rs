@@ -60,7 +60,7 @@ fn side(path: &Path, args: &Args) -> Result<Side> {
     let loaded = load_model(path, model::Detail::FULL)?;
     let model = &loaded.model;
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
-    let pid = loaded.trace.recorded_context().and_then(|c| c.pid).map(|p| model::Pid(p as i32));
+    let pid = loaded.trace.command_pid();
     let profile = Profile::of(model, topology.as_ref(), pid, args.all_tasks);
     Ok(Side { path: path.to_path_buf(), loaded, profile })
 }

@@ -5,11 +5,13 @@
 use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model, open_trace};
 use crate::progress::Progress;
+use analysis::check::Affinity;
 use anyhow::{Context, Result, bail};
 use export::perfetto::{PerfettoFile, PerfettoSummary};
 use export::{Input, Scope};
 use model::Nanos;
 use std::path::{Path, PathBuf};
+use tracedat::EventSource;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -74,7 +76,7 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let (window, origin) = args.window.resolve(&model, path)?;
     let scope = Scope::new(&model, window, origin, args.window.filter());
     let min_lost = Nanos((args.min_lost * 1e6) as u64);
-    let affinity = crate::check::recorded_affinity(&trace);
+    let affinity = trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let input =
         Input { trace: &trace, model: &model, buffer: &buffer, scope: &scope, min_lost, affinity: affinity.as_ref() };
     let bar = Progress::bytes(trace.data_size(), "exporting");
@@ -101,9 +103,8 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
 /// the model is built (its progress bar shows the reading), then the tracks.
 fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
     let trace = open_trace(path)?;
-    // The buffer Model::build reads: the top one, else the first.
-    let buffers = trace.trace_dat().map_or(&[][..], |t| t.buffers());
-    let buffer = buffers.iter().find(|b| b.name.is_empty()).or(buffers.first()).map(|b| b.name.clone());
+    // The buffer Model::build reads (none when the file has no buffer).
+    let buffer = trace.trace_dat().filter(|t| !t.buffers().is_empty()).map(|t| EventSource::buffer(t).to_string());
     let out = &args.output;
     let file = PerfettoFile::create(out, &trace)?;
     let (events, loaded) = std::thread::scope(|scope| {
@@ -121,7 +122,7 @@ fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
         let events = events.expect("the model found a buffer")?;
         let (window, origin) = args.window.resolve(&loaded.model, path)?;
         let scope = Scope::new(&loaded.model, window, origin, args.window.filter());
-        let affinity = crate::check::recorded_affinity(&loaded.trace);
+        let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
         let input = Input {
             trace: &loaded.trace,
             model: &loaded.model,

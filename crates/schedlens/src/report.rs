@@ -7,6 +7,7 @@ use crate::common::{Loaded, WindowArgs, load_model};
 use crate::figure::{MarkerArgs, load_runs};
 use crate::progress::Progress;
 use crate::topology::TopologyArgs;
+use analysis::check::Affinity;
 use anyhow::{Context, Result, bail};
 use documents::runs::Results;
 use experiment::profile::WorkloadWindow;
@@ -115,15 +116,14 @@ fn report_trace(
     let model = loaded.model;
     let topology = topology.resolve(trace, model.cpus().len(), path)?;
     let markers = markers.read(trace)?;
-    let description: Vec<(String, String)> =
-        crate::info::describe_input(trace).into_iter().map(|(l, t)| (l.to_string(), t)).collect();
-    let command_pid = trace.recorded_context().and_then(|c| c.pid).map(|p| model::Pid(p as i32));
+    let description: Vec<(String, String)> = trace.describe().into_iter().map(|(l, t)| (l.to_string(), t)).collect();
+    let command_pid = trace.command_pid();
     let origin = if workload_origin { WorkloadWindow::of(&model, command_pid, false).origin } else { model.start() };
     Ok(ReportTrace {
         description,
         markers,
         command_pid,
-        affinity: crate::check::recorded_affinity(trace),
+        affinity: trace.recorded_context().and_then(|c| Affinity::recorded(&c)),
         shown: ShownTrace { name, model, topology, origin },
     })
 }

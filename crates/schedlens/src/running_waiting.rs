@@ -10,7 +10,6 @@ use analysis::occupancy::IdleWhileWaiting;
 use anyhow::Result;
 use figures::graph::{PlotSize, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, known_and_unknown, running_waiting_plot};
-use model::Detail;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -41,9 +40,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         return Err(usage("--target needs a command name prefix"));
     }
     let filter = analysis::TaskFilter { command_prefix: args.target.clone(), ..args.window.filter() };
-    // Counting every task needs only the runqueues; a filter needs their pieces' waits.
-    let detail = if filter == analysis::TaskFilter::default() { Detail::QUEUES } else { Detail::WAITS };
-    let (runs, outcome) = load_runs(&args.traces, &args.window, detail)?;
+    let (runs, outcome) = load_runs(&args.traces, &args.window, analysis::occupancy::detail_for(&filter))?;
     let span = common_span(&runs);
     let mut pages = Vec::with_capacity(runs.len());
     for run in &runs {

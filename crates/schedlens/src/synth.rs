@@ -5,7 +5,7 @@ use crate::{Outcome, usage};
 use anyhow::{Context, Result};
 use model::Topology;
 use std::path::PathBuf;
-use synth::{Difficulty, InjectionKind, SynthOptions, Workload};
+use synth::{Difficulty, InjectionKind, SynthOptions, WorkloadKind};
 use tracedat::compress::Codec;
 use tracedat::{Endian, FileFormat};
 
@@ -80,9 +80,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         _ => FileFormat::v7(Codec::Zstd, Endian::Little, 8, 4096),
     };
     let workload = match args.workload {
-        WorkloadArg::Barrier => Workload::Barrier,
-        WorkloadArg::Hackbench => Workload::Hackbench,
-        WorkloadArg::Mixed => Workload::Mixed,
+        WorkloadArg::Barrier => WorkloadKind::Barrier,
+        WorkloadArg::Hackbench => WorkloadKind::Hackbench,
+        WorkloadArg::Mixed => WorkloadKind::Mixed,
     };
     let injections = args.inject.iter().map(|text| parse_injection(text)).collect::<Result<Vec<_>>>()?;
     let options = SynthOptions {

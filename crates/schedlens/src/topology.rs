@@ -41,7 +41,7 @@ impl TopologyArgs {
 pub fn topology_of(given: Option<&str>, trace: &Input, cpu_count: usize) -> Result<Option<Topology>> {
     match given {
         Some(given) => parse(given, cpu_count).map(Some),
-        None => Ok(trace.recorded_context().and_then(|c| c.topology).and_then(|t| Topology::from_lscpu(&t).ok())),
+        None => Ok(trace.recorded_topology()),
     }
 }
 

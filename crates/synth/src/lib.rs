@@ -35,18 +35,18 @@ pub enum SynthError {
 
 /// What the simulated machine runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Workload {
+pub enum WorkloadKind {
     Barrier,
     Hackbench,
     Mixed,
 }
 
-impl Workload {
+impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
-            Workload::Barrier => "barrier",
-            Workload::Hackbench => "hackbench",
-            Workload::Mixed => "mixed",
+            WorkloadKind::Barrier => "barrier",
+            WorkloadKind::Hackbench => "hackbench",
+            WorkloadKind::Mixed => "mixed",
         }
     }
 }
@@ -134,7 +134,7 @@ pub struct SynthOptions {
     pub cpus: u32,
     pub seconds: f64,
     pub topology: Topology,
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     /// Tasks of the workload (default: one per CPU; hackbench: 20 per group).
     pub tasks: Option<u32>,
     pub seed: u64,
@@ -194,14 +194,14 @@ pub fn validate(options: &SynthOptions) -> Result<(), SynthError> {
     if !(1..=100_000).contains(&tasks) {
         return fail(format!("--tasks {tasks} is out of range (1 to 100000)"));
     }
-    if !options.injections.is_empty() && options.workload == Workload::Hackbench {
+    if !options.injections.is_empty() && options.workload == WorkloadKind::Hackbench {
         return fail("injections need the barrier or mixed workload".into());
     }
     if !options.injections.is_empty() && (tasks < 3 || options.cpus < 2) {
         return fail("injections need at least 3 tasks and 2 CPUs".into());
     }
     let noisy = options.difficulty != Difficulty::Clean;
-    if noisy && options.workload != Workload::Mixed {
+    if noisy && options.workload != WorkloadKind::Mixed {
         return fail(format!("--difficulty {} needs the mixed workload", options.difficulty.name()));
     }
     let cascades = options.injections.iter().any(|&(kind, _)| kind == InjectionKind::MigrationCascade);

@@ -20,7 +20,7 @@
 use crate::machine::{Action, Machine, SLEEPING, TaskIndex, TaskState};
 use crate::rng::Rng;
 use crate::truth::{Injection, Noise};
-use crate::{Difficulty, InjectionKind, SynthError, Workload};
+use crate::{Difficulty, InjectionKind, SynthError, WorkloadKind};
 
 const SHELL_PID: i32 = 1000;
 const FIRST_TASK_PID: i32 = 1001;
@@ -77,7 +77,7 @@ struct DaemonPair {
 pub struct Run<'f> {
     machine: Machine<'f>,
     rng: Rng,
-    workload: Workload,
+    workload: WorkloadKind,
     end_ns: u64,
     shell: TaskIndex,
     tasks: Vec<TaskIndex>,
@@ -113,7 +113,7 @@ impl<'f> Run<'f> {
     pub fn new(
         machine: Machine<'f>,
         seed: u64,
-        workload: Workload,
+        workload: WorkloadKind,
         task_count: u32,
         duration_ns: u64,
         mut plan: Plan,
@@ -159,7 +159,7 @@ impl<'f> Run<'f> {
             self.command.push(task);
             self.started.push(false);
         }
-        if self.workload == Workload::Mixed {
+        if self.workload == WorkloadKind::Mixed {
             for cpu in 0..cpus {
                 let kworker =
                     self.machine.add_task(KTHREAD_PID + 2 * cpu as i32, &format!("kworker/{cpu}:1"), 120, cpu);
@@ -204,7 +204,7 @@ impl<'f> Run<'f> {
             self.machine.give_work(task, STARTUP_NS);
         }
         self.machine.stop(0, SLEEPING)?;
-        if self.workload == Workload::Mixed {
+        if self.workload == WorkloadKind::Mixed {
             for cpu in 0..self.machine.cpu_count() {
                 let first = self.machine.now + self.rng.between(100_000, 4_000_000);
                 self.machine.at(first, Action::Timer { id: TIMER_KTHREAD + u64::from(cpu) });
@@ -259,15 +259,16 @@ impl<'f> Run<'f> {
         let index = self.tasks.iter().position(|&t| t == task).expect("a workload task");
         if !self.started[index] {
             self.started[index] = true;
-            let program = if self.workload == Workload::Hackbench { "/usr/bin/hackbench" } else { "/usr/bin/barrier" };
+            let program =
+                if self.workload == WorkloadKind::Hackbench { "/usr/bin/hackbench" } else { "/usr/bin/barrier" };
             self.machine.exec(cpu, program)?;
         }
         if self.finishing {
             return self.exit_task(cpu);
         }
         match self.workload {
-            Workload::Hackbench => self.message(task, index, cpu),
-            Workload::Barrier | Workload::Mixed => self.arrive(task, cpu),
+            WorkloadKind::Hackbench => self.message(task, index, cpu),
+            WorkloadKind::Barrier | WorkloadKind::Mixed => self.arrive(task, cpu),
         }
     }
 

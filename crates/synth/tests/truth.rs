@@ -7,16 +7,16 @@ use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, WindowRequest};
 use model::{Model, Topology};
 use std::path::PathBuf;
-use synth::{Difficulty, InjectionKind, SynthOptions, Truth, Workload};
+use synth::{Difficulty, InjectionKind, SynthOptions, Truth, WorkloadKind};
 use tracedat::compress::Codec;
 use tracedat::{Endian, FileFormat, Trace};
 
-fn options(workload: Workload, cpus: u32, injections: Vec<(InjectionKind, u32)>) -> SynthOptions {
+fn options(workload: WorkloadKind, cpus: u32, injections: Vec<(InjectionKind, u32)>) -> SynthOptions {
     with_difficulty(workload, cpus, injections, Difficulty::Clean)
 }
 
 fn with_difficulty(
-    workload: Workload,
+    workload: WorkloadKind,
     cpus: u32,
     injections: Vec<(InjectionKind, u32)>,
     difficulty: Difficulty,
@@ -62,7 +62,7 @@ fn check(name: &str, options: &SynthOptions) -> (Truth, Model) {
 
 #[test]
 fn every_workload_reproduces_its_truth() {
-    for workload in [Workload::Barrier, Workload::Hackbench, Workload::Mixed] {
+    for workload in [WorkloadKind::Barrier, WorkloadKind::Hackbench, WorkloadKind::Mixed] {
         let (truth, _) = check(&format!("{}.dat", workload.name()), &options(workload, 8, Vec::new()));
         assert!(truth.events > 10_000, "{}: {} events", workload.name(), truth.events);
     }
@@ -71,7 +71,8 @@ fn every_workload_reproduces_its_truth() {
 #[test]
 fn every_injected_kind_reproduces_its_truth_and_is_recorded() {
     for kind in InjectionKind::ALL {
-        let (truth, _) = check(&format!("inject-{}.dat", kind.name()), &options(Workload::Mixed, 8, vec![(kind, 3)]));
+        let (truth, _) =
+            check(&format!("inject-{}.dat", kind.name()), &options(WorkloadKind::Mixed, 8, vec![(kind, 3)]));
         assert_eq!(truth.injections.len(), 3, "{}: {:?}", kind.name(), truth.injections);
         for injection in &truth.injections {
             assert_eq!((injection.kind, injection.pinned), (kind.kind(), kind == InjectionKind::PinnedGroup));
@@ -84,7 +85,7 @@ fn every_injected_kind_reproduces_its_truth_and_is_recorded() {
 #[test]
 fn noise_and_every_size_of_incident_reproduce_their_truth() {
     let all: Vec<(InjectionKind, u32)> = InjectionKind::ALL.iter().map(|&k| (k, 1)).collect();
-    let mut options = with_difficulty(Workload::Mixed, 8, all, Difficulty::Hard);
+    let mut options = with_difficulty(WorkloadKind::Mixed, 8, all, Difficulty::Hard);
     options.seconds = 0.6;
     let (truth, _) = check("hard.dat", &options);
     assert!(truth.noise.kthread_wakeups > 1000 && truth.noise.daemon_wakeups > 100, "{:?}", truth.noise);
@@ -101,7 +102,8 @@ fn noise_and_every_size_of_incident_reproduce_their_truth() {
 
 #[test]
 fn the_same_seed_gives_the_same_bytes() {
-    let options = options(Workload::Mixed, 6, vec![(InjectionKind::Overload, 1), (InjectionKind::WakeupPlacement, 2)]);
+    let options =
+        options(WorkloadKind::Mixed, 6, vec![(InjectionKind::Overload, 1), (InjectionKind::WakeupPlacement, 2)]);
     synth::generate(&options, &temp("same-1.dat"), &mut |_| {}).unwrap();
     synth::generate(&options, &temp("same-2.dat"), &mut |_| {}).unwrap();
     assert_eq!(std::fs::read(temp("same-1.dat")).unwrap(), std::fs::read(temp("same-2.dat")).unwrap());

@@ -15,7 +15,7 @@ pub mod script;
 pub mod seeds;
 pub mod write;
 
-pub use pipeline::{Outcome, Summary, analyse, run_script};
+pub use pipeline::{Outcome, PipelineSummary, analyse, run_script};
 pub use script::Script;
 
 /// What the fuzzer runs on each input: the script of `data` through the whole pipeline.

@@ -25,12 +25,12 @@ pub enum Outcome {
     /// The trace has no model (no switch events, no events).
     NoModel(String),
     /// Every analysis ran.
-    Analysed(Summary),
+    Analysed(PipelineSummary),
 }
 
 /// A few figures of a finished run, for tests to look at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct PipelineSummary {
     pub events: u64,
     pub damaged_places: usize,
     pub cpus: usize,
@@ -62,12 +62,12 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     let filter = TaskFilter { forked_only: view.flags & 2 != 0, command_prefix: None, descendants_of };
     let (window, origin) = window(&model, view);
     let markers = markers(trace, window);
-    let mut summary = Summary {
+    let mut summary = PipelineSummary {
         events: report.events,
         damaged_places: report.damage.len(),
         cpus: model.cpus().len(),
         tasks: model.tasks().len(),
-        ..Summary::default()
+        ..PipelineSummary::default()
     };
     for grouping in [Grouping::Command, Grouping::Task] {
         summary.stats_rows += stats::compute(&model, window, &filter, grouping).rows.len();

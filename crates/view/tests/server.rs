@@ -8,16 +8,15 @@ use figures::timeline::{Coloring, TimelineRequest, rows};
 use model::{Cpu, Model, Nanos};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tiles::{Initial, ShownTrace};
 use view::{ViewTrace, Viewer};
 
-fn fixture(name: &str) -> (tracedat::Trace, Model) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
-    let trace = tracedat::Trace::open(&path).unwrap();
+/// A bundled trace and its model.
+fn trace_and_model(name: &str) -> (tracedat::Trace, Model) {
+    let trace = tracedat::Trace::open(refcheck::fixture(name)).unwrap();
     let (model, _) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
     (trace, model)
 }
@@ -41,7 +40,7 @@ fn view_traces(names: &[&str]) -> Vec<ViewTrace> {
     names
         .iter()
         .map(|name| {
-            let (trace, model) = fixture(name);
+            let (trace, model) = trace_and_model(name);
             let origin = model.start();
             ViewTrace {
                 shown: ShownTrace { name: name.to_string(), model, topology: None, origin },
@@ -234,7 +233,7 @@ fn timeline_spans(body: &[u8]) -> Vec<Vec<(u32, u32, [u8; 3])>> {
 #[test]
 fn tiles_are_the_columns_graph_draws() {
     let server = start(&["scenario-barrier-v7zstd.dat"]);
-    let (_, model) = fixture("scenario-barrier-v7zstd.dat");
+    let (_, model) = trace_and_model("scenario-barrier-v7zstd.dat");
     for (level, index) in [(20u32, 0i64), (12, 300), (5, 1_000_000)] {
         let target = format!("/api/tile?trace=0&level={level}&index={index}&columns=512&layers=t&color=command");
         let (status, body) = get(server.address, &target);

@@ -5,9 +5,7 @@
 //! `trace-cmd report -t`), and `stats --by task` with an independent per-task computation
 //! from trace-cmd's output.
 
-mod common;
-
-use common::schedlens;
+use crate::common::schedlens;
 use refcheck::TaskTotals;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -22,7 +20,7 @@ fn fixtures() -> Vec<PathBuf> {
 #[test]
 fn dump_json_agrees_with_trace_cmd_on_every_event() {
     for path in fixtures() {
-        let compared = common::assert_dump_agrees_with_trace_cmd(&path);
+        let compared = crate::common::assert_dump_agrees_with_trace_cmd(&path);
         eprintln!("{}: {compared} events and losses agree", path.display());
     }
 }
@@ -40,7 +38,7 @@ fn dump_text_is_exactly_trace_cmd_report() {
     let mut failures = Vec::new();
     for path in fixtures() {
         let theirs = refcheck::report_bytes(&path, &["-R"]).unwrap_or_else(|e| panic!("{e}"));
-        let ours = common::schedlens_bytes(&["dump", &path.display().to_string()]);
+        let ours = crate::common::schedlens_bytes(&["dump", &path.display().to_string()]);
         if let Some(difference) = first_difference(&ours, &theirs) {
             failures.push(format!("{}: {difference}", path.display()));
         }
@@ -57,7 +55,7 @@ fn dump_of_one_cpu_is_trace_cmd_report_of_that_cpu() {
         let path = refcheck::local_fixtures().into_iter().find(|p| p.ends_with(name)).expect("fixture");
         for cpu in ["0", "1"] {
             let theirs = refcheck::report_bytes(&path, &["-R", "--cpu", cpu]).unwrap_or_else(|e| panic!("{e}"));
-            let ours = common::schedlens_bytes(&["dump", "--cpu", cpu, &path.display().to_string()]);
+            let ours = crate::common::schedlens_bytes(&["dump", "--cpu", cpu, &path.display().to_string()]);
             if let Some(difference) = first_difference(&ours, &theirs) {
                 panic!("{name} --cpu {cpu}: {difference}");
             }

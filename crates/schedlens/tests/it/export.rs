@@ -3,9 +3,8 @@
 //! and (with the `otf2` feature) `otf2-print`. The Python checks are scripts in
 //! `tests/export/`; without the Python packages they are skipped with a printed reason.
 
-mod common;
-
-use common::schedlens;
+use crate::common::schedlens;
+use refcheck::fixture;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,10 +14,6 @@ fn temp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn fixture(name: &str) -> String {
-    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn script(name: &str) -> String {

@@ -2,14 +2,11 @@
 //! cleanly (exit 0) on Ctrl-C; a missing trace is an error naming the file. What the page
 //! shows is tested in a browser (crates/view/tests/browser).
 
+use refcheck::fixture;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-fn fixture(name: &str) -> String {
-    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 #[test]
 fn serves_on_loopback_and_stops_on_ctrl_c() {

@@ -4,8 +4,6 @@
 //! hang (known failures excepted, see `robust`). As root on a machine with tracefs and
 //! hackbench; elsewhere it says "skipped: ..." and passes.
 
-mod robust;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -125,7 +123,7 @@ fn every_command_survives_recorded_lost_event_traces() {
         lossy += usize::from(!losses.contains("none"));
     }
     assert!(lossy * 2 >= recordings.len(), "most recordings must lose events to test anything");
-    let verdicts = robust::run_all(&recordings, &temp(""));
+    let verdicts = crate::robust::run_all(&recordings, &temp(""));
     for failure in &verdicts.known_failures {
         let _ = writeln!(std::io::stderr(), "known failure: {failure}");
     }

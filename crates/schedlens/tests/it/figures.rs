@@ -3,12 +3,9 @@
 //! Golden files live in tests/golden/; rewrite them with `SCHEDLENS_BLESS=1 cargo test
 //! -p schedlens --test figures` and look at them before committing.
 
+use refcheck::fixture;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn fixture(name: &str) -> String {
-    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 fn temp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)

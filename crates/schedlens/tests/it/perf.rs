@@ -4,9 +4,7 @@
 //! perf.data (through tracedat's writer and the small perf.data writer below) giving the
 //! same `stats`, `graph` bytes and `check` JSON.
 
-mod common;
-
-use common::{fresh_dir, schedlens, schedlens_bytes};
+use crate::common::{fresh_dir, schedlens, schedlens_bytes};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

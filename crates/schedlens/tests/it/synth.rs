@@ -2,9 +2,7 @@
 //! agrees with `schedlens dump --json` (versions 6 and 7, every workload, injections),
 //! the truth file has its documented shape, and a 64-CPU trace renders.
 
-mod common;
-
-use common::{assert_dump_agrees_with_trace_cmd, schedlens};
+use crate::common::{assert_dump_agrees_with_trace_cmd, schedlens};
 use std::path::PathBuf;
 
 fn temp(name: &str) -> String {

@@ -3,8 +3,6 @@
 //! on every run — and every analysis command on each: exit 0, 1 or 3 with a message,
 //! never a panic, a signal or a hang (known failures excepted, see `robust`).
 
-mod robust;
-
 use std::path::{Path, PathBuf};
 use tracedat::Trace;
 
@@ -91,11 +89,11 @@ fn damaged_copies_that_once_failed_pass() {
     std::fs::create_dir_all(&dir).unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
     let copies: Vec<PathBuf> = FOUND.iter().map(|&(name, at, _)| flipped(&fixtures.join(name), at, &dir)).collect();
-    let verdicts = robust::run_all(&copies, &dir);
+    let verdicts = crate::robust::run_all(&copies, &dir);
     assert!(verdicts.problems.is_empty(), "{}", verdicts.problems.join("\n\n"));
     assert_eq!(
         verdicts.codes.get(&Some(3)),
-        Some(&(copies.len() * robust::commands(&copies[0], &dir).len())),
+        Some(&(copies.len() * crate::robust::commands(&copies[0], &dir).len())),
         "partial results: {:?}",
         verdicts.codes
     );
@@ -108,7 +106,7 @@ fn every_command_survives_damaged_copies_of_every_fixture() {
     let fixtures = fixtures();
     assert!(fixtures.len() >= 28, "{fixtures:?}");
     let copies: Vec<PathBuf> = fixtures.iter().flat_map(|f| damaged_copies(f, &dir)).collect();
-    let verdicts = robust::run_all(&copies, &dir);
+    let verdicts = crate::robust::run_all(&copies, &dir);
     for failure in &verdicts.known_failures {
         eprintln!("known failure: {failure}");
     }
@@ -147,7 +145,7 @@ fn lost_event_counts_of_u64_max_are_counted_without_overflow() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join("lost-u64-max.dat");
     std::fs::write(&path, trust::write::write_trace(&script).unwrap()).unwrap();
-    let verdicts = robust::run_all(&[path], &dir);
+    let verdicts = crate::robust::run_all(&[path], &dir);
     assert!(verdicts.problems.is_empty(), "{}", verdicts.problems.join("\n\n"));
 }
 
@@ -180,7 +178,7 @@ fn cpu_fields_beyond_the_machine_are_counted_and_make_the_result_partial() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("cpu-fields.dat");
     std::fs::write(&path, trust::write::write_trace(&script).unwrap()).unwrap();
-    let verdicts = robust::run_all(std::slice::from_ref(&path), &dir);
+    let verdicts = crate::robust::run_all(std::slice::from_ref(&path), &dir);
     assert!(verdicts.problems.is_empty(), "{}", verdicts.problems.join("\n\n"));
     // stats, graph, running-waiting, check, both exports: partial; info and dump read no
     // model.
@@ -264,7 +262,7 @@ fn every_command_survives_damaged_copies_of_every_perf_fixture() {
     let fixtures = perf_fixtures();
     assert!(fixtures.len() >= 4, "{fixtures:?}");
     let copies: Vec<PathBuf> = fixtures.iter().flat_map(|f| damaged_perf_copies(f, &dir)).collect();
-    let verdicts = robust::run_all(&copies, &dir);
+    let verdicts = crate::robust::run_all(&copies, &dir);
     let problems = &verdicts.problems;
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n\n"));
     eprintln!("{} damaged perf.data copies; runs by exit code: {:?}", copies.len(), verdicts.codes);

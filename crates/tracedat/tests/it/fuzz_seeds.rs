@@ -7,9 +7,7 @@
 //! `UPDATE_FUZZ_SEEDS=1 cargo test -p tracedat --test fuzz_seeds` writes the generated
 //! ones anew.
 
-mod common;
-
-use common::{Scenario, all_formats, generate};
+use crate::common::{Scenario, all_formats, generate};
 use std::path::{Path, PathBuf};
 use tracedat::{Endian, FileFormat, FileVersion, Item, ReportPrinter, Selection, Trace};
 
@@ -49,7 +47,7 @@ fn seeds_are_small_valid_traces() {
         total += bytes.len();
         let trace = Trace::from_bytes(path.display().to_string(), bytes).unwrap();
         assert_eq!(trace.metadata().header.endian, format.endian);
-        let items = common::read_all(&trace);
+        let items = crate::common::read_all(&trace);
         assert!(items.len() >= 60, "{}", path.display());
     }
     assert!(total < 256 << 10, "the seeds take {total} bytes");

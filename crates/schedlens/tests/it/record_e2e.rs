@@ -4,9 +4,7 @@
 //! was after a failing command and after SIGTERM to the recorder. Where recording is not
 //! possible (not root, no tracefs, no hackbench) each test says so on stderr and passes.
 
-mod common;
-
-use common::schedlens;
+use crate::common::schedlens;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -88,7 +86,7 @@ fn recordings_agree_with_trace_cmd_on_every_event() {
         if !extra.contains(&"64") {
             assert!(report.contains("lost events: none"), "{report}");
         }
-        let events = common::assert_dump_agrees_with_trace_cmd(&path);
+        let events = crate::common::assert_dump_agrees_with_trace_cmd(&path);
         assert!(events > 1000, "{name}: only {events} events");
         let info = schedlens(&["info", &path.display().to_string()]);
         for expected in

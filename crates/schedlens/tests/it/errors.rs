@@ -2,6 +2,7 @@
 //! cause said once, and the exit code of README's table (1: this input or this file
 //! cannot be used; 2: the command line is wrong whatever the input).
 
+use refcheck::fixture;
 use std::path::PathBuf;
 use std::process::Command;
 use trust::script::{At, Common, Op, Script, Task};
@@ -10,10 +11,6 @@ const COMMANDS: [&str; 6] = ["stats", "graph", "running-waiting", "check", "info
 
 fn temp(name: &str) -> String {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name).display().to_string()
-}
-
-fn fixture(name: &str) -> String {
-    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Runs schedlens; returns the exit code and the error line.

@@ -6,9 +6,7 @@
 //! skipped. Every file carries an option id trace-cmd does not know (0x7e57), which it
 //! skips without a word.
 
-mod common;
-
-use common::{
+use crate::common::{
     INSTANCE, RefLine, Scenario, all_formats, generate, label, parse_report, run_report, scratch_dir, split_payload,
     trace_cmd_codecs, value_matches,
 };

@@ -7,9 +7,7 @@
 //! scipy on the same CSV. Tests that need root, tracefs, hackbench or scipy say on stderr
 //! why they are skipped.
 
-mod common;
-
-use common::{fresh_dir as dir, is_root, recording_unavailable};
+use crate::common::{fresh_dir as dir, is_root, recording_unavailable};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;

@@ -3,9 +3,7 @@
 //! losses with and without counts, several CPUs, CPUs without data, an instance written
 //! partly from raw pages, events without format, and the metadata and options.
 
-mod common;
-
-use common::{Expected, Scenario, all_formats, assert_same_items, generate, label, read_all};
+use crate::common::{Expected, Scenario, all_formats, assert_same_items, generate, label, read_all};
 use tracedat::compress::Codec;
 use tracedat::{Endian, FileFormat, FileVersion, Trace, TraceWriter, Value};
 
@@ -87,7 +85,7 @@ fn decoded_fields_are_the_ones_set() {
                 assert_eq!(e.field("label"), Some(Value::Str(b"blob")));
                 assert_eq!(e.field("words").unwrap().elements().count(), 12);
             }
-            "" => assert_eq!(e.id, common::UNKNOWN_ID as u32),
+            "" => assert_eq!(e.id, crate::common::UNKNOWN_ID as u32),
             other => panic!("unexpected event {other}"),
         }
     }

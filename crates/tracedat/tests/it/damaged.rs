@@ -5,11 +5,9 @@
 //! or the events stream yields what is intact (for a cut file: each CPU's events up to the
 //! cut) and `damage()` says what was lost; never a panic, a hang or a large allocation.
 
-mod common;
-
-use common::{Rng, Scenario, generate};
+use crate::common::{Rng, Scenario, generate};
+use refcheck::fixture;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 use tracedat::compress::Codec;
@@ -30,18 +28,12 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
         FileFormat::v7(Codec::Zlib, Endian::Big, 8, 1024),
     ]
     .into_iter()
-    .map(|format| (common::label(&format), generate(format, &scenario).0))
+    .map(|format| (crate::common::label(&format), generate(format, &scenario).0))
     .collect();
     for name in ["hackbench-v6.dat", "instance-lost-v7zstd.dat", "hackbench-v7none.dat", "scenario-pinned-v7zstd.dat"] {
         inputs.push((name.to_string(), std::fs::read(fixture(name)).unwrap()));
     }
     inputs
-}
-
-fn fixture(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name);
-    assert!(path.exists(), "missing test fixture {}", path.display());
-    path
 }
 
 /// Per (buffer name, CPU): the events' timestamps and payloads, in stream order.
@@ -265,7 +257,7 @@ fn wrong_magic_version_and_compression_are_named() {
 
 #[test]
 fn errors_name_the_file_on_disk() {
-    let dir = common::scratch_dir("damaged-open");
+    let dir = crate::common::scratch_dir("damaged-open");
     let path = dir.join("cut.dat");
     let bytes = small_v7(Codec::None);
     std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
@@ -311,10 +303,10 @@ fn cpu_numbers_at_the_edge() {
     patched[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     let trace = Trace::from_bytes("edge", patched).unwrap();
     assert_eq!(trace.cpu_count(), u32::MAX);
-    let cpus: Vec<u32> = common::read_all(&trace)
+    let cpus: Vec<u32> = crate::common::read_all(&trace)
         .iter()
         .filter_map(|item| match item {
-            common::Expected::Event { cpu, .. } => Some(*cpu),
+            crate::common::Expected::Event { cpu, .. } => Some(*cpu),
             _ => None,
         })
         .collect();
@@ -343,7 +335,7 @@ fn a_damaged_kallsyms_text_is_reported_when_symbols_are_asked_for() {
     // The text's size, just before it: far more than the section holds.
     bytes[at - 4..at].copy_from_slice(&u32::MAX.to_le_bytes());
     let trace = Trace::from_bytes("damaged-kallsyms", bytes).expect("the trace opens");
-    common::assert_same_items(&common::read_all(&trace), &expected, "events past a damaged kallsyms");
+    crate::common::assert_same_items(&crate::common::read_all(&trace), &expected, "events past a damaged kallsyms");
     let error = trace.kallsyms().expect_err("the kallsyms are unreadable").to_string();
     assert!(error.contains("damaged-kallsyms") && error.contains("kallsyms"), "{error}");
     let again = trace.kallsyms().expect_err("still unreadable").to_string();

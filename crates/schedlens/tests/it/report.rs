@@ -5,9 +5,7 @@
 //! The recorded series needs root, tracefs and hackbench, and says on stderr when it is
 //! skipped.
 
-mod common;
-
-use common::{fresh_dir as dir, recording_unavailable};
+use crate::common::{fresh_dir as dir, recording_unavailable};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};

@@ -10,20 +10,15 @@
 //! `SCHEDLENS_SCORE_FULL=1` scores them at full size (6 s with 12 of each kind on 64 CPUs,
 //! 2.4 s with 5 of each on 256; in CI 3 s with 6 and 0.8 s with 2).
 
-mod common;
-
+use crate::common::schedlens;
 use analysis::check::Kind;
-use common::schedlens;
+use refcheck::fixture;
 use serde_json::Value;
 use std::path::PathBuf;
 use synth::{Difficulty, InjectionKind};
 
 fn temp(name: &str) -> String {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name).display().to_string()
-}
-
-fn fixture(name: &str) -> String {
-    format!("{}/../../testdata/traces/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn numbers(value: &Value) -> Vec<i64> {
