@@ -8,8 +8,8 @@
 //! these structs from their own results; nothing here computes anything.
 
 pub mod compare;
-pub mod runs;
 pub mod page;
+pub mod runs;
 mod schema_doc;
 
 pub use schema_doc::markdown;

@@ -26,6 +26,7 @@ use analysis::TaskFilter;
 use analysis::stats::{self, Grouping};
 use documents::page::{ErrorMessage, NotReady, Pending, ServerStatus, Working};
 use figures::timeline::Coloring;
+use inputs::Input;
 use model::{Cpu, Nanos, TaskId};
 use serde::Serialize;
 use std::net::TcpListener;
@@ -42,7 +43,6 @@ use tiles::lookup::Run;
 use tiles::markers::markers_in;
 use tiles::tile::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use tiles::{Initial, Shown};
-use inputs::Input;
 
 /// Bytes of computed tiles kept.
 const CACHE_BYTES: usize = 256 << 20;

@@ -43,7 +43,10 @@ fn view_traces(names: &[&str]) -> Vec<ViewTrace> {
         .map(|name| {
             let (trace, model) = fixture(name);
             let origin = model.start();
-            ViewTrace { shown: ShownTrace { name: name.to_string(), model, topology: None, origin }, file: inputs::Input::TraceDat(trace) }
+            ViewTrace {
+                shown: ShownTrace { name: name.to_string(), model, topology: None, origin },
+                file: inputs::Input::TraceDat(trace),
+            }
         })
         .collect()
 }

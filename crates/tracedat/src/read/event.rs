@@ -3,9 +3,9 @@
 //! from the record bytes.
 
 use crate::endian::Endian;
-use crate::read::formats::Formats;
 use crate::ids::{Cpu, Nanos, Pid};
 use crate::read::format::{Element, EventFormat, Field, FieldKind};
+use crate::read::formats::Formats;
 
 /// A field resolved for fast repeated reads of numbers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
