@@ -242,3 +242,163 @@ impl EventSource for PerfettoTrace {
         errors
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracedat::{EventItems, Item};
+
+    /// Protobuf fields written by hand, so the test says byte for byte what it reads.
+    fn varint(out: &mut Vec<u8>, mut value: u64) {
+        while value >= 0x80 {
+            out.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        out.push(value as u8);
+    }
+
+    fn int(out: &mut Vec<u8>, number: u32, value: u64) {
+        varint(out, u64::from(number) << 3);
+        varint(out, value);
+    }
+
+    fn bytes(out: &mut Vec<u8>, number: u32, body: &[u8]) {
+        varint(out, u64::from(number) << 3 | 2);
+        varint(out, body.len() as u64);
+        out.extend_from_slice(body);
+    }
+
+    fn packed(out: &mut Vec<u8>, number: u32, values: &[i64]) {
+        let mut body = Vec::new();
+        for &v in values {
+            varint(&mut body, v as u64);
+        }
+        bytes(out, number, &body);
+    }
+
+    fn packet_of_bundle(bundle: &[u8]) -> Vec<u8> {
+        let mut packet = Vec::new();
+        bytes(&mut packet, 1, bundle);
+        let mut trace = Vec::new();
+        bytes(&mut trace, 1, &packet);
+        trace
+    }
+
+    /// Each item as text: `time cpu name common_pid field=value...`, or a loss.
+    fn items(trace: &PerfettoTrace) -> Vec<String> {
+        let mut events = trace.all_events();
+        let mut seen = Vec::new();
+        while let Some(item) = events.next() {
+            seen.push(match item {
+                Item::Lost(lost) => format!("lost {:?} on {}", lost.count, lost.cpu.0),
+                Item::Event(event) => {
+                    let fields: Vec<String> = event
+                        .fields()
+                        .map(|(field, value)| match value.as_ref().and_then(|v| v.as_str()) {
+                            Some(text) => format!("{}={text}", field.name),
+                            None => format!("{}={}", field.name, value.and_then(|v| v.as_i64()).unwrap_or(-1)),
+                        })
+                        .collect();
+                    format!("{} {} {} {} {}", event.ts.0, event.cpu.0, event.name(), event.pid().0, fields.join(" "))
+                }
+            });
+        }
+        seen
+    }
+
+    #[test]
+    fn a_compact_sched_bundle_decodes_to_the_events_it_stands_for() {
+        // Bundle 1, CPU 1: three switches and two wakings in compact columns.
+        let mut compact = Vec::new();
+        bytes(&mut compact, 5, b"bash");
+        bytes(&mut compact, 5, b"worker");
+        packed(&mut compact, 1, &[1000, 10, 20]);
+        packed(&mut compact, 2, &[0, 1, 0]);
+        packed(&mut compact, 3, &[10, 20, 10]);
+        packed(&mut compact, 4, &[120, 100, 120]);
+        packed(&mut compact, 6, &[0, 1, 0]);
+        packed(&mut compact, 7, &[1005, 20]);
+        packed(&mut compact, 8, &[20, 10]);
+        packed(&mut compact, 9, &[1, 1]);
+        packed(&mut compact, 10, &[100, 120]);
+        packed(&mut compact, 11, &[1, 0]);
+        packed(&mut compact, 12, &[1, 0]);
+        let mut bundle = Vec::new();
+        int(&mut bundle, 1, 1);
+        bytes(&mut bundle, 4, &compact);
+        let mut file = packet_of_bundle(&bundle);
+
+        // Bundle 2, CPU 1, later in the file but earlier in time: a print by pid 5.
+        let (mut print, mut event) = (Vec::new(), Vec::new());
+        bytes(&mut print, 2, b"hi\n");
+        int(&mut event, 1, 900);
+        int(&mut event, 2, 5);
+        bytes(&mut event, 3, &print);
+        let mut bundle = Vec::new();
+        int(&mut bundle, 1, 1);
+        bytes(&mut bundle, 2, &event);
+        file.extend(packet_of_bundle(&bundle));
+
+        // Bundle 3, CPU 1, after lost events: a switch whose previous task is unknown.
+        let mut compact = Vec::new();
+        bytes(&mut compact, 5, b"bash");
+        for (number, value) in [(1, 2000), (2, 0), (3, 10), (4, 120), (6, 0)] {
+            packed(&mut compact, number, &[value]);
+        }
+        let mut bundle = Vec::new();
+        int(&mut bundle, 1, 1);
+        int(&mut bundle, 3, 1);
+        bytes(&mut bundle, 4, &compact);
+        file.extend(packet_of_bundle(&bundle));
+
+        assert!(looks_like_perfetto(&file));
+        let trace = PerfettoTrace::from_bytes("hand-made", file).unwrap();
+        assert!(trace.damage_found().is_empty(), "{:?}", trace.damage_found());
+        assert_eq!(
+            items(&trace),
+            [
+                "900 1 print 5 ip=0 buf=hi\n",
+                "1000 1 sched_switch 5 prev_comm= prev_pid=5 prev_prio=0 prev_state=0 next_comm=bash next_pid=10 next_prio=120",
+                "1005 1 sched_waking 10 comm=worker pid=20 prio=100 target_cpu=1",
+                "1010 1 sched_switch 10 prev_comm=bash prev_pid=10 prev_prio=120 prev_state=1 next_comm=worker next_pid=20 next_prio=100",
+                "1025 1 sched_waking 20 comm=bash pid=10 prio=120 target_cpu=1",
+                "1030 1 sched_switch 20 prev_comm=worker prev_pid=20 prev_prio=100 prev_state=0 next_comm=bash next_pid=10 next_prio=120",
+                "lost None on 1",
+                "2000 1 sched_switch 0 prev_comm= prev_pid=0 prev_prio=0 prev_state=0 next_comm=bash next_pid=10 next_prio=120",
+            ]
+        );
+        let summary = trace.summary();
+        assert_eq!(summary.unknown_prev, 1);
+        let cpu = &summary.cpus[&1];
+        assert_eq!(
+            (cpu.bundles, cpu.lost_bundles, cpu.expanded, cpu.compact_switches, cpu.compact_wakings),
+            (3, 1, 1, 4, 2)
+        );
+        assert_eq!(summary.events["sched_switch"], 4);
+    }
+
+    #[test]
+    fn damage_is_an_error_before_the_first_packet_and_a_warning_after() {
+        let mut bundle = Vec::new();
+        int(&mut bundle, 1, 0);
+        let good = packet_of_bundle(&bundle);
+        let error = PerfettoTrace::from_bytes("x", vec![0x0a, 0x7f, 0x08]).unwrap_err().to_string();
+        assert!(error.contains("x: Perfetto trace packet 0 at byte 0: field 1 claims 127 bytes"), "{error}");
+
+        let mut damaged = good.clone();
+        damaged.extend([0x0a, 0x05, 0x0f]);
+        let trace = PerfettoTrace::from_bytes("y", damaged).unwrap();
+        assert_eq!(trace.damage_count(), 1);
+        let warning = trace.damage_found()[0].to_string();
+        assert!(warning.contains(&format!("packet 1 at byte {}", good.len())), "{warning}");
+
+        // A bundle whose CPU is beyond any machine: the packet is skipped, counted.
+        let mut bundle = Vec::new();
+        int(&mut bundle, 1, 1 << 40);
+        let mut file = good.clone();
+        file.extend(packet_of_bundle(&bundle));
+        let trace = PerfettoTrace::from_bytes("z", file).unwrap();
+        assert_eq!(trace.damage_count(), 1);
+        assert!(trace.damage_found()[0].to_string().contains("CPU 1099511627776"));
+    }
+}
