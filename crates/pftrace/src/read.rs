@@ -312,6 +312,8 @@ impl Reading {
 
     /// A bundle's `CompactSched`: switches and wakings in columns, times as deltas, task
     /// names as indexes into the bundle's table of names. Returns the earliest time.
+    // A row is read across five columns: indexing them by row says so best.
+    #[allow(clippy::needless_range_loop)]
     fn compact_sched(&mut self, store: usize, bytes: &[u8], at: u64) -> Result<Option<u64>, WireError> {
         let mut names: Vec<&[u8]> = Vec::new();
         let mut columns: [Vec<u64>; 13] = Default::default();
