@@ -49,6 +49,8 @@ pub struct Summary {
     pub overruns: BTreeMap<u32, u64>,
     /// Compact switches that followed no sign of their CPU's task (given pid 0).
     pub unknown_prev: u64,
+    /// `compressed_packets` fields, which this reader does not inflate.
+    pub compressed_packets: u64,
 }
 
 /// One CPU's bundles and events.
@@ -400,5 +402,15 @@ mod tests {
         let trace = PerfettoTrace::from_bytes("z", file).unwrap();
         assert_eq!(trace.damage_count(), 1);
         assert!(trace.damage_found()[0].to_string().contains("CPU 1099511627776"));
+
+        // Deflated packets are not inflated: said once, with how to inflate them.
+        let mut packet = Vec::new();
+        bytes(&mut packet, 50, b"x\x9c\x03\x00");
+        let mut file = good.clone();
+        bytes(&mut file, 1, &packet);
+        let trace = PerfettoTrace::from_bytes("w", file).unwrap();
+        assert_eq!(trace.summary().compressed_packets, 1);
+        let warning = trace.damage_found()[0].to_string();
+        assert!(warning.contains("packet 1 at byte") && warning.contains("traceconv decompress_packets"), "{warning}");
     }
 }

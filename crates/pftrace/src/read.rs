@@ -33,6 +33,8 @@ mod packet {
     pub const TRACE_CONFIG: u32 = 33;
     pub const FTRACE_STATS: u32 = 34;
     pub const TRACK_DESCRIPTOR: u32 = 60;
+    /// Packets deflated together (`TraceConfig.compression_type`): not inflated here.
+    pub const COMPRESSED_PACKETS: u32 = 50;
 }
 
 /// The state of the pass.
@@ -50,6 +52,8 @@ pub struct Reading {
     pub damage_count: u64,
     writer: RecordWriter,
     packet: u64,
+    /// The first packet holding deflated packets, and where.
+    first_compressed: Option<(u64, u64)>,
 }
 
 /// Index of a known event in [`KNOWN`] by its `FtraceEvent` field number.
@@ -72,6 +76,7 @@ impl Reading {
             damage_count: 0,
             writer: RecordWriter::new(),
             packet: 0,
+            first_compressed: None,
         }
     }
 
@@ -120,6 +125,11 @@ impl Reading {
                 Err(error) => return self.note(error),
             };
             let Value::Bytes(bytes, at) = value else { continue };
+            if number == packet::COMPRESSED_PACKETS {
+                self.summary.compressed_packets += 1;
+                self.first_compressed.get_or_insert((self.packet, at));
+                continue;
+            }
             let kind = match number {
                 packet::FTRACE_EVENTS => "ftrace bundles",
                 packet::PROCESS_TREE => "process trees",
@@ -483,6 +493,15 @@ impl Reading {
     /// become a notice at the CPU's start (when they happened is not known), the stores
     /// are put in time order and compact events completed.
     pub fn finish(&mut self) {
+        if let Some((packet, at)) = self.first_compressed {
+            self.packet = packet;
+            let message = format!(
+                "this and {} more packets are deflated (compression_type: DEFLATE) and were not read; \
+                 write an uncompressed copy with `traceconv decompress_packets IN OUT`",
+                self.summary.compressed_packets - 1
+            );
+            self.complain(at, message);
+        }
         let ends: Vec<(u32, u64)> = self.overrun_end.iter().map(|(&cpu, &end)| (cpu, end)).collect();
         for (cpu, end) in ends {
             let lost = end.saturating_sub(self.overrun_start.get(&cpu).copied().unwrap_or(0));

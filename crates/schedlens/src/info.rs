@@ -432,6 +432,9 @@ fn print_perfetto_summary(out: &mut dyn Write, trace: &PerfettoTrace, summaries:
     let summary = trace.summary();
     let kinds: Vec<String> = summary.packet_kinds.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
     writeln!(out, "packets:      {} ({})", summary.packets, kinds.join(", "))?;
+    if summary.compressed_packets > 0 {
+        writeln!(out, "note:         {} deflated packets were not read", summary.compressed_packets)?;
+    }
     for (index, &(size_kb, policy)) in summary.buffers.iter().enumerate() {
         let policy = match policy {
             1 => "ring buffer",
