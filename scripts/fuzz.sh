@@ -9,10 +9,14 @@
 #                About 10,000 inputs a second there.
 #   read_perf    for SECONDS/4, after read_trace on the same core: the perf.data reader
 #                and the model built from what it reads (seeds: fuzz/seeds/read_perf, from
-#                testdata/programs/perf-fuzz-seeds.py). Needs rustup; installs a nightly toolchain and
-# cargo-fuzz when missing. Exits non-zero when a fuzzer finds a crash, a hang (one input
-# over 20 s) or excess memory; the input is saved under fuzz/artifacts/TARGET/. Panics
-# listed in crates/trust/src/known.rs are tolerated (they are being fixed elsewhere).
+#                testdata/programs/perf-fuzz-seeds.py).
+#   read_perfetto for SECONDS/4, after read_perf on the same core: the Perfetto reader
+#                and the model built from what it reads (seed: fuzz/seeds/read_perfetto,
+#                from testdata/programs/perfetto-fuzz-seeds.py).
+# Needs rustup; installs a nightly toolchain and cargo-fuzz when missing. Exits non-zero
+# when a fuzzer finds a crash, a hang (one input over 20 s) or excess memory; the input
+# is saved under fuzz/artifacts/TARGET/. Panics listed in crates/trust/src/known.rs are
+# tolerated (they are being fixed elsewhere).
 #
 # Built without a sanitizer (all the code is safe Rust: AddressSanitizer finds nothing
 # there and makes the fuzzers 3 to 5 times slower) and with debug assertions, so integer
@@ -68,12 +72,14 @@ fuzz() {
 declare -A FUZZ_ARGS=(
     [read_trace]="-dict=read_trace.dict"
     [read_perf]=""
+    [read_perfetto]=""
     [sched_model]=""
 )
-# The readers one after the other on one core (each writes its own log; the first
-# failure stops the second).
+# The readers one after the other on one core (each writes its own log; a failure
+# stops the ones after it).
 (fuzz read_trace $(((duration + 3) / 4)) seeds/read_trace regressions/read_trace &&
-    fuzz read_perf $(((duration + 3) / 4)) seeds/read_perf) &
+    fuzz read_perf $(((duration + 3) / 4)) seeds/read_perf &&
+    fuzz read_perfetto $(((duration + 3) / 4)) seeds/read_perfetto) &
 reader=$!
 fuzz sched_model "$duration" seeds/sched_model regressions/sched_model &
 model=$!
@@ -87,9 +93,9 @@ failed() {
     done
 }
 status=0
-wait "$reader" || { status=1; failed read_trace read_perf; }
+wait "$reader" || { status=1; failed read_trace read_perf read_perfetto; }
 wait "$model" || { status=1; failed sched_model; }
-for target in read_trace read_perf sched_model; do
+for target in read_trace read_perf read_perfetto sched_model; do
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log" 2>/dev/null)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logs/$target.log" 2>/dev/null)
     echo "fuzz.sh: $target: ${runs:-?} executions (${rate:-?} per second)"

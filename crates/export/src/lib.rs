@@ -86,6 +86,7 @@ pub(crate) fn buffer_events<'t>(trace: &'t inputs::Input, buffer: &str) -> input
             inputs::InputItems::TraceDat(trace.events_of(&selection))
         }
         inputs::Input::PerfData(perf) => inputs::InputItems::PerfData(perf.all_events()),
+        inputs::Input::Perfetto(trace) => inputs::InputItems::Perfetto(trace.all_events()),
     }
 }
 
@@ -100,6 +101,10 @@ pub(crate) fn cpu_events<'t>(trace: &'t inputs::Input, buffer: &str, cpu: u32) -
         inputs::Input::PerfData(perf) => {
             let size = perf.cpu_sizes().iter().find(|&&(c, _)| c == cpu).map_or(0, |&(_, size)| size);
             (inputs::InputItems::PerfData(perf.cpu_events(cpu)), size)
+        }
+        inputs::Input::Perfetto(trace) => {
+            let size = trace.cpu_sizes().iter().find(|&&(c, _)| c == cpu).map_or(0, |&(_, size)| size);
+            (inputs::InputItems::Perfetto(trace.cpu_events(cpu)), size)
         }
     }
 }

@@ -7,8 +7,9 @@
 use crate::Input;
 use model::{CpuPlace, Topology};
 use perfdata::PerfData;
+use pftrace::PerfettoTrace;
 use std::collections::{BTreeMap, BTreeSet};
-use tracedat::{RecordedContext, Trace};
+use tracedat::{EventSource, RecordedContext, Trace};
 
 impl Input {
     /// What the file is and what recorded it, whichever format.
@@ -16,6 +17,7 @@ impl Input {
         match self {
             Input::TraceDat(trace) => describe_trace_dat(trace),
             Input::PerfData(perf) => describe_perf_data(perf),
+            Input::Perfetto(trace) => describe_perfetto(trace),
         }
     }
 }
@@ -220,4 +222,13 @@ mod tests {
             ]
         );
     }
+}
+
+/// What a Perfetto trace is: (label, text) lines of `info`'s header and `report`'s
+/// description.
+pub fn describe_perfetto(trace: &PerfettoTrace) -> Vec<(&'static str, String)> {
+    vec![
+        ("file", format!("{} ({} bytes)", trace.input(), trace.size())),
+        ("format", "Perfetto trace (protobuf), ftrace bundles".to_string()),
+    ]
 }

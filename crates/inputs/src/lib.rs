@@ -1,17 +1,19 @@
 //! The one place that opens a recording, told apart by its magic bytes (never by its
-//! name): trace.dat (trace-cmd, `schedlens record`) or perf.data (`perf sched record`,
-//! `perf record -e 'sched:*'`, file or pipe mode). Both are event sources
-//! ([`tracedat::EventSource`]), so every stage above reads either the same way; what only
-//! one of them has (trace.dat's recorded context and buffers, perf.data's feature
-//! sections) is reached through [`Input::trace_dat`] and [`Input::perf_data`]; what it
-//! says of itself through [`Input::describe`], [`Input::recorded_topology`] and
+//! name): trace.dat (trace-cmd, `schedlens record`), perf.data (`perf sched record`,
+//! `perf record -e 'sched:*'`, file or pipe mode) or a Perfetto trace (protobuf packets
+//! with ftrace bundles). All are event sources ([`tracedat::EventSource`]), so every stage
+//! above reads any of them the same way; what only one of them has (trace.dat's recorded
+//! context and buffers, perf.data's feature sections, a Perfetto trace's packet counts) is
+//! reached through [`Input::trace_dat`], [`Input::perf_data`] and [`Input::perfetto`];
+//! what it says of itself through [`Input::describe`], [`Input::recorded_topology`] and
 //! [`Input::command_pid`].
 
 pub mod describe;
 
-pub use describe::{describe_perf_data, describe_trace_dat};
+pub use describe::{describe_perf_data, describe_perfetto, describe_trace_dat};
 use model::{Pid, Topology};
 use perfdata::PerfData;
+use pftrace::PerfettoTrace;
 use std::io::Read;
 use std::path::Path;
 use tracedat::{
@@ -23,6 +25,7 @@ use tracedat::{
 pub enum Input {
     TraceDat(Trace),
     PerfData(PerfData),
+    Perfetto(PerfettoTrace),
 }
 
 /// The formats this crate opens.
@@ -30,14 +33,26 @@ pub enum Input {
 pub enum Kind {
     TraceDat,
     PerfData,
+    Perfetto,
 }
 
-/// The format a file's first bytes say: perf.data's magic, else trace.dat (whose reader
-/// says what is wrong with anything else).
+/// trace.dat's magic: `\x17\x08\x44` and "tracing".
+const TRACE_DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
+/// Bytes read to tell the formats apart.
+const SNIFF_BYTES: u64 = 32;
+
+/// The format a file's first bytes say: trace.dat's and perf.data's magics first, then
+/// the start of a plausible Perfetto packet; anything else goes to trace.dat's reader,
+/// which says what is wrong with it.
 pub fn kind_of(first_bytes: &[u8]) -> Kind {
-    match perfdata::endian_of_magic(first_bytes) {
-        Some(_) => Kind::PerfData,
-        None => Kind::TraceDat,
+    if first_bytes.starts_with(TRACE_DAT_MAGIC) {
+        Kind::TraceDat
+    } else if perfdata::endian_of_magic(first_bytes).is_some() {
+        Kind::PerfData
+    } else if pftrace::looks_like_perfetto(first_bytes) {
+        Kind::Perfetto
+    } else {
+        Kind::TraceDat
     }
 }
 
@@ -45,9 +60,9 @@ impl Kind {
     /// The format of a file by its first bytes (trace.dat when it cannot be read: its
     /// reader then says why).
     pub fn of_file(path: &Path) -> Kind {
-        let mut first = Vec::with_capacity(8);
+        let mut first = Vec::with_capacity(SNIFF_BYTES as usize);
         if let Ok(file) = std::fs::File::open(path) {
-            let _ = file.take(8).read_to_end(&mut first);
+            let _ = file.take(SNIFF_BYTES).read_to_end(&mut first);
         }
         kind_of(&first)
     }
@@ -59,6 +74,7 @@ impl Input {
         let path = path.as_ref();
         match Kind::of_file(path) {
             Kind::PerfData => PerfData::open(path).map(Input::PerfData),
+            Kind::Perfetto => PerfettoTrace::open(path).map(Input::Perfetto),
             Kind::TraceDat => Trace::open(path).map(Input::TraceDat),
         }
     }
@@ -67,6 +83,7 @@ impl Input {
     pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Result<Input, Error> {
         match kind_of(&bytes) {
             Kind::PerfData => PerfData::from_bytes(name, bytes).map(Input::PerfData),
+            Kind::Perfetto => PerfettoTrace::from_bytes(name, bytes).map(Input::Perfetto),
             Kind::TraceDat => Trace::from_bytes(name, bytes).map(Input::TraceDat),
         }
     }
@@ -75,25 +92,33 @@ impl Input {
         match self {
             Input::TraceDat(_) => Kind::TraceDat,
             Input::PerfData(_) => Kind::PerfData,
+            Input::Perfetto(_) => Kind::Perfetto,
         }
     }
 
     pub fn trace_dat(&self) -> Option<&Trace> {
         match self {
             Input::TraceDat(trace) => Some(trace),
-            Input::PerfData(_) => None,
+            _ => None,
         }
     }
 
     pub fn perf_data(&self) -> Option<&PerfData> {
         match self {
-            Input::TraceDat(_) => None,
             Input::PerfData(perf) => Some(perf),
+            _ => None,
+        }
+    }
+
+    pub fn perfetto(&self) -> Option<&PerfettoTrace> {
+        match self {
+            Input::Perfetto(trace) => Some(trace),
+            _ => None,
         }
     }
 
     /// What `schedlens record` stored about the recording (topology, command, affinity);
-    /// perf.data keeps none of it.
+    /// perf.data and Perfetto traces keep none of it.
     pub fn recorded_context(&self) -> Option<RecordedContext> {
         self.trace_dat().and_then(Trace::recorded_context)
     }
@@ -113,14 +138,16 @@ impl Input {
         match self {
             Input::TraceDat(trace) => trace.data_size(&Selection::all()),
             Input::PerfData(perf) => perf.cpu_sizes().iter().map(|&(_, size)| size).sum(),
+            Input::Perfetto(trace) => trace.cpu_sizes().iter().map(|&(_, size)| size).sum(),
         }
     }
 }
 
-/// Either container's stream.
+/// Any container's stream.
 pub enum InputItems<'s> {
     TraceDat(EventStream<'s>),
     PerfData(perfdata::Events<'s>),
+    Perfetto(pftrace::Events<'s>),
 }
 
 impl EventItems for InputItems<'_> {
@@ -129,6 +156,7 @@ impl EventItems for InputItems<'_> {
         match self {
             InputItems::TraceDat(stream) => stream.next(),
             InputItems::PerfData(stream) => stream.next(),
+            InputItems::Perfetto(stream) => stream.next(),
         }
     }
 
@@ -136,6 +164,7 @@ impl EventItems for InputItems<'_> {
         match self {
             InputItems::TraceDat(stream) => stream.bytes_done(),
             InputItems::PerfData(stream) => stream.bytes_done(),
+            InputItems::Perfetto(stream) => stream.bytes_done(),
         }
     }
 
@@ -143,6 +172,7 @@ impl EventItems for InputItems<'_> {
         match self {
             InputItems::TraceDat(stream) => stream.unknown_events(),
             InputItems::PerfData(stream) => stream.unknown_events(),
+            InputItems::Perfetto(stream) => stream.unknown_events(),
         }
     }
 
@@ -150,6 +180,7 @@ impl EventItems for InputItems<'_> {
         match self {
             InputItems::TraceDat(stream) => stream.take_damage(),
             InputItems::PerfData(stream) => stream.take_damage(),
+            InputItems::Perfetto(stream) => stream.take_damage(),
         }
     }
 }
@@ -160,6 +191,7 @@ macro_rules! either {
         match $input {
             Input::TraceDat($source) => $body,
             Input::PerfData($source) => $body,
+            Input::Perfetto($source) => $body,
         }
     };
 }
@@ -187,6 +219,7 @@ impl EventSource for Input {
         match self {
             Input::TraceDat(trace) => InputItems::TraceDat(trace.cpu_events(cpu)),
             Input::PerfData(perf) => InputItems::PerfData(perf.cpu_events(cpu)),
+            Input::Perfetto(trace) => InputItems::Perfetto(trace.cpu_events(cpu)),
         }
     }
 
@@ -194,6 +227,7 @@ impl EventSource for Input {
         match self {
             Input::TraceDat(trace) => InputItems::TraceDat(trace.all_events()),
             Input::PerfData(perf) => InputItems::PerfData(perf.all_events()),
+            Input::Perfetto(trace) => InputItems::Perfetto(trace.all_events()),
         }
     }
 
@@ -228,5 +262,10 @@ mod tests {
         assert_eq!(kind_of(b"2ELIFREP"), Kind::PerfData);
         assert_eq!(kind_of(b"\x17\x08\x44tracing6"), Kind::TraceDat);
         assert_eq!(kind_of(b"PERF"), Kind::TraceDat, "anything else goes to trace.dat's reader, which says why not");
+        // A packet of 3 bytes holding an ftrace bundle's start; then damage of it.
+        assert_eq!(kind_of(b"\x0a\x03\x0a\x01\x08"), Kind::Perfetto);
+        assert_eq!(kind_of(b"\x0a\x03\x0f"), Kind::TraceDat, "wire type 7 is no protobuf");
+        assert_eq!(kind_of(b"\x0a"), Kind::TraceDat);
+        assert_eq!(kind_of(b"\x17\x08\x44tracing6\x0a"), Kind::TraceDat);
     }
 }

@@ -96,6 +96,7 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
     let built = match &trace {
         Input::TraceDat(source) => Model::build(source, detail, &mut |done| progress.set(done)),
         Input::PerfData(source) => Model::build(source, detail, &mut |done| progress.set(done)),
+        Input::Perfetto(source) => Model::build(source, detail, &mut |done| progress.set(done)),
     };
     let (model, report) = match built {
         Ok(built) => built,

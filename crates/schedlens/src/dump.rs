@@ -70,6 +70,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     match open_trace(&args.trace)? {
         Input::TraceDat(trace) => dump_trace_dat(&args, &trace),
         Input::PerfData(perf) => dump_perf_data(&args, &perf),
+        Input::Perfetto(trace) => dump_perfetto(&args, &trace),
     }
 }
 
@@ -133,7 +134,31 @@ fn dump_perf_data(args: &Args, perf: &PerfData) -> Result<Outcome> {
         None => None,
     };
     let mut stream = perf.events_of(args.cpu.as_ref().map(|list| &list.0[..]));
-    let mut printer = crate::perf_text::PerfPrinter::new(perf, args.json);
+    let printer = crate::perf_text::PerfPrinter::new(perf, args.json);
+    print_merged(args, ids, &mut stream, printer)?;
+    Ok(report_damage(&perf.damage_found()))
+}
+
+/// A Perfetto trace's events, in the layout of a perf.data's (the reader's own records,
+/// names from the trace's process and thread descriptors).
+fn dump_perfetto(args: &Args, trace: &pftrace::PerfettoTrace) -> Result<Outcome> {
+    let ids = match &args.event {
+        Some(names) => Some(event_ids(trace, names)?),
+        None => None,
+    };
+    let mut stream = trace.events_of(args.cpu.as_ref().map(|list| &list.0[..]));
+    let printer = crate::perf_text::PerfPrinter::with_names(trace.cmdlines(), args.json);
+    print_merged(args, ids, &mut stream, printer)?;
+    Ok(report_damage(trace.damage_found()))
+}
+
+/// Prints a merged stream of a container read whole at open.
+fn print_merged(
+    args: &Args,
+    ids: Option<Vec<u32>>,
+    stream: &mut impl EventItems,
+    mut printer: crate::perf_text::PerfPrinter,
+) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     let mut window: Option<(Nanos, Nanos)> = None;
     while let Some(item) = stream.next() {
@@ -162,7 +187,7 @@ fn dump_perf_data(args: &Args, perf: &PerfData) -> Result<Outcome> {
             stream.unknown_events()
         );
     }
-    Ok(report_damage(&perf.damage_found()))
+    Ok(())
 }
 
 fn time_window(first: Nanos, min: Option<f64>, max: Option<f64>) -> (Nanos, Nanos) {

@@ -8,6 +8,7 @@ use crate::{Outcome, report_damage};
 use anyhow::Result;
 use inputs::Input;
 use perfdata::{PerfData, TaskChange};
+use pftrace::PerfettoTrace;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,6 +39,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let trace = match crate::common::open_trace(&args.trace)? {
         Input::TraceDat(trace) => trace,
         Input::PerfData(perf) => return perf_info(&perf),
+        Input::Perfetto(trace) => return perfetto_info(&trace),
     };
     let summaries = scan(&trace);
     print_summary(&mut std::io::stdout().lock(), &trace, &summaries)?;
@@ -243,6 +245,91 @@ fn print_perf_summary(out: &mut dyn Write, perf: &PerfData, summaries: &[CpuSumm
         writeln!(out, "{:<40} {n:>12}", perfdata::record_name(kind))?;
     }
     Ok(())
+}
+
+/// `info` of a Perfetto trace: packets, bundles and events per CPU (expanded and
+/// compact), events per type, losses, the trace config's buffers.
+fn perfetto_info(trace: &PerfettoTrace) -> Result<Outcome> {
+    let bytes_done = AtomicU64::new(0);
+    let cpus: Vec<u32> = trace.cpu_sizes().iter().map(|&(cpu, _)| cpu).collect();
+    let summaries = analysis::cores::on_cores(
+        cpus.len(),
+        || (),
+        |_, job| scan_stream(trace.cpu_events(cpus[job]), "", cpus[job], &bytes_done),
+    );
+    print_perfetto_summary(&mut std::io::stdout().lock(), trace, &summaries)?;
+    Ok(report_damage(trace.damage_found()))
+}
+
+fn print_perfetto_summary(out: &mut dyn Write, trace: &PerfettoTrace, summaries: &[CpuSummary]) -> std::io::Result<()> {
+    for (label, text) in inputs::describe_perfetto(trace) {
+        writeln!(out, "{:<14}{text}", format!("{label}:"))?;
+    }
+    let summary = trace.summary();
+    let kinds: Vec<String> = summary.packet_kinds.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
+    writeln!(out, "packets:      {} ({})", summary.packets, kinds.join(", "))?;
+    if summary.compressed_packets > 0 {
+        writeln!(out, "note:         {} deflated packets were not read", summary.compressed_packets)?;
+    }
+    for (index, &(size_kb, policy)) in summary.buffers.iter().enumerate() {
+        let policy = match policy {
+            1 => "ring buffer",
+            2 => "discard",
+            _ => "unspecified",
+        };
+        writeln!(out, "buffer {index}:     {size_kb} KiB, {policy}")?;
+    }
+    let with_data = summaries.iter().filter(|s| s.events > 0).count();
+    writeln!(out, "CPUs:         {} ({with_data} with data)", trace.cpu_count())?;
+    writeln!(out, "formats:      {} event layouts, {} task names", trace.formats().len(), trace.cmdlines().len())?;
+    let total: u64 = summaries.iter().map(|s| s.events).sum();
+    let first = summaries.iter().filter_map(|s| s.first).min();
+    let last = summaries.iter().filter_map(|s| s.last).max();
+    if let (Some(first), Some(last)) = (first, last) {
+        writeln!(out, "time span:    {first} .. {last} ({:.6} s)", last.saturating_sub(first).as_secs_f64())?;
+    }
+    writeln!(out, "events:       {total}")?;
+    let lost_bundles: u64 = summary.cpus.values().map(|c| c.lost_bundles).sum();
+    let overruns: u64 = summary.overruns.values().sum();
+    writeln!(
+        out,
+        "lost events:  {lost_bundles} bundles marked lost_events; {overruns} overwritten or dropped by ftrace_stats"
+    )?;
+    if summary.unknown_prev > 0 {
+        writeln!(
+            out,
+            "note:         {} compact switches followed no sign of their CPU's task: switched out pid 0",
+            summary.unknown_prev
+        )?;
+    }
+    for (number, n) in &summary.unknown_events {
+        writeln!(out, "note:         {n} events of FtraceEvent field {number} were left out (no layout)")?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<5} {:>8} {:>10} {:>10} {:>10} {:>12} {:>20} {:>20} {:>10}",
+        "CPU", "bundles", "expanded", "c.switch", "c.waking", "events", "first", "last", "lost"
+    )?;
+    for s in summaries {
+        let counts = summary.cpus.get(&s.cpu).cloned().unwrap_or_default();
+        let fmt = |t: Option<Nanos>| t.map_or("-".to_string(), |t| t.to_string());
+        writeln!(
+            out,
+            "{:<5} {:>8} {:>10} {:>10} {:>10} {:>12} {:>20} {:>20} {:>10}",
+            s.cpu,
+            counts.bundles,
+            counts.expanded,
+            counts.compact_switches,
+            counts.compact_wakings,
+            s.events,
+            fmt(s.first),
+            fmt(s.last),
+            lost_text(s)
+        )?;
+    }
+    writeln!(out)?;
+    print_event_counts(out, trace.formats(), summaries)
 }
 
 fn lost_text(s: &CpuSummary) -> String {

@@ -30,6 +30,12 @@ impl Comms {
         Comms { initial, changes }
     }
 
+    /// Names known from the start only (a Perfetto trace's descriptors).
+    fn of_names(cmdlines: &tracedat::Cmdlines) -> Comms {
+        let initial = cmdlines.iter().map(|(pid, comm)| (pid, comm.to_string())).collect();
+        Comms { initial, changes: HashMap::new() }
+    }
+
     /// The comm of `tid` at `time`, if perf knew it.
     fn at(&self, tid: i32, time: u64) -> Option<&str> {
         let changed = self.changes.get(&tid).and_then(|list| {
@@ -54,6 +60,17 @@ impl PerfPrinter {
         PerfPrinter {
             json,
             comms: Comms::of(perf),
+            keys: Keys::default(),
+            out: Vec::with_capacity(1 << 17),
+            numbers: itoa::Buffer::new(),
+        }
+    }
+
+    /// A printer for a recording whose names are known from its start only.
+    pub fn with_names(cmdlines: &tracedat::Cmdlines, json: bool) -> PerfPrinter {
+        PerfPrinter {
+            json,
+            comms: Comms::of_names(cmdlines),
             keys: Keys::default(),
             out: Vec::with_capacity(1 << 17),
             numbers: itoa::Buffer::new(),

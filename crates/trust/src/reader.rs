@@ -3,8 +3,9 @@
 //! every buffer read, all its field values decoded, and the event printed as
 //! `trace-cmd report -R` would (print formats, symbols, bprint messages: text from the
 //! file). Errors and reported damage are fine; a panic, a hang or a huge allocation is a
-//! bug. [`read_perf_everything`] does the same for the perf.data reader, and builds the
-//! model from what it read.
+//! bug. [`read_perf_everything`] does the same for the perf.data reader, and
+//! [`read_perfetto_everything`] for the Perfetto reader; both build the model from what
+//! they read.
 
 use std::hint::black_box;
 use tracedat::{Item, ReportPrinter, Selection, Trace};
@@ -64,4 +65,27 @@ pub fn read_perf_everything(data: &[u8]) -> Option<(u64, usize)> {
     }
     black_box(model::Model::build(&perf, model::Detail::FULL, &mut |_| {}).map(|(model, _)| model.end()).ok());
     Some((count, perf.damage_found().len()))
+}
+
+/// What the Perfetto fuzzer does with each input: any bytes opened as a Perfetto trace,
+/// every event of every CPU read and its field values decoded, and the model built from
+/// the events. `None` when the reader refused the file, else the events read and the
+/// damaged places reported.
+pub fn read_perfetto_everything(data: &[u8]) -> Option<(u64, usize)> {
+    use tracedat::{EventItems, EventSource};
+    let trace = pftrace::PerfettoTrace::from_bytes("fuzz", data.to_vec()).ok()?;
+    black_box((trace.cpu_count(), trace.summary(), trace.cmdlines().len()));
+    let mut events = trace.all_events();
+    let mut count = 0;
+    while let Some(item) = events.next() {
+        let Item::Event(event) = item else { continue };
+        count += 1;
+        black_box((event.name(), event.pid()));
+        for (field, value) in event.fields() {
+            let decoded = value.map(|v| (v.as_i64(), v.as_str(), v.elements().count()));
+            black_box((&field.name, decoded));
+        }
+    }
+    black_box(model::Model::build(&trace, model::Detail::FULL, &mut |_| {}).map(|(model, _)| model.end()).ok());
+    Some((count, trace.damage_found().len()))
 }

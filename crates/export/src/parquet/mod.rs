@@ -121,6 +121,13 @@ impl FileFacts {
                 uname: perf.features().os_release.clone(),
                 buffers: vec![String::new()],
             },
+            inputs::Input::Perfetto(_) => FileFacts {
+                version: json!("perfetto"),
+                compression: "None".into(),
+                clock: None,
+                uname: None,
+                buffers: vec![String::new()],
+            },
         }
     }
 }

@@ -82,13 +82,17 @@ pub struct EncodedTracks {
 }
 
 impl PerfettoFile {
-    /// Creates the file and writes its first packet: the kernel's name and version
-    /// (Perfetto decodes `prev_state` by kernel version) and the CPU count.
+    /// Creates the file and writes its first packets: the kernel's name and version
+    /// (Perfetto decodes `prev_state` by kernel version) and the CPU count, then the task
+    /// names known before the first event (trace.dat's saved cmdlines) as a process tree.
     pub fn create(path: &Path, trace: &Recording) -> Result<PerfettoFile> {
         let io = |e| ExportError::io(path, e);
         let mut file = File::create(path).map_err(io)?;
         let mut first = Vec::new();
         packet_bytes(&mut first, &system_info(trace));
+        if let Some(names) = initial_names(trace) {
+            packet_bytes(&mut first, &names);
+        }
         file.write_all(&first).map_err(io)?;
         Ok(PerfettoFile { path: path.to_path_buf(), file })
     }
@@ -110,6 +114,7 @@ impl PerfettoFile {
                 trace.data_size(&Selection { buffers: Some(vec![buffer.to_string()]), ..Selection::all() })
             }
             Recording::PerfData(perf) => perf.cpu_sizes().iter().map(|&(_, size)| size).sum(),
+            Recording::Perfetto(trace) => trace.cpu_sizes().iter().map(|&(_, size)| size).sum(),
         };
         let done = AtomicU64::new(0);
         let sequence = Sequence::new(&self.file, &self.path);
@@ -242,6 +247,19 @@ fn packet_bytes(buf: &mut Vec<u8>, packet: &proto::TracePacket) {
     packet.encode(buf).expect("a Vec grows as needed");
 }
 
+/// The names the recording knew before its first event, as a `ProcessTree` of threads.
+fn initial_names(trace: &Recording) -> Option<proto::TracePacket> {
+    let threads: Vec<proto::ProcessTreeThread> = trace
+        .cmdlines()
+        .iter()
+        .map(|(tid, name)| proto::ProcessTreeThread { tid: Some(tid), name: Some(name.to_string()) })
+        .collect();
+    if threads.is_empty() {
+        return None;
+    }
+    Some(proto::TracePacket { process_tree: Some(proto::ProcessTree { threads }), ..Default::default() })
+}
+
 fn system_info(trace: &Recording) -> proto::TracePacket {
     let utsname = match trace {
         Recording::TraceDat(trace) => trace.metadata().options.uname.as_deref().map(parse_uname),
@@ -251,6 +269,7 @@ fn system_info(trace: &Recording) -> proto::TracePacket {
             version: None,
             machine: perf.features().arch.clone(),
         }),
+        Recording::Perfetto(_) => None,
     };
     proto::TracePacket {
         system_info: Some(proto::SystemInfo { utsname, num_cpus: Some(trace.cpu_count()) }),

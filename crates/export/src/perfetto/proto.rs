@@ -135,6 +135,8 @@ pub const KNOWN_EVENTS: &[KnownEvent] = &[
 /// `TracePacket`, with the fields the descriptive packets use.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TracePacket {
+    #[prost(message, optional, tag = "2")]
+    pub process_tree: Option<ProcessTree>,
     #[prost(uint64, optional, tag = "8")]
     pub timestamp: Option<u64>,
     #[prost(uint32, optional, tag = "10")]
@@ -151,6 +153,22 @@ pub struct TracePacket {
 
 /// `TracePacket.sequence_flags`: `SEQ_INCREMENTAL_STATE_CLEARED`.
 pub const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+
+/// `ProcessTree`: here only its threads, the task names known before the first event.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProcessTree {
+    #[prost(message, repeated, tag = "2")]
+    pub threads: Vec<ProcessTreeThread>,
+}
+
+/// `ProcessTree.Thread`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProcessTreeThread {
+    #[prost(int32, optional, tag = "1")]
+    pub tid: Option<i32>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+}
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SystemInfo {

@@ -8,6 +8,7 @@ mod errors;
 mod export;
 mod figures;
 mod perf;
+mod perfetto;
 mod record_e2e;
 mod recorded_losses;
 mod reference;

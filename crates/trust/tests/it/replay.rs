@@ -97,3 +97,24 @@ fn every_committed_perf_reader_input_reads_to_the_end() {
     }
     assert_eq!(read, 2, "the pipe-mode and file-mode seeds");
 }
+
+/// The Perfetto fuzzer's committed input (testdata/programs/perfetto-fuzz-seeds.py,
+/// written with Perfetto's own protobuf classes): every event it holds is read, none is
+/// damage.
+#[test]
+fn every_committed_perfetto_reader_input_reads_to_the_end() {
+    let mut read = 0;
+    for entry in std::fs::read_dir(repository().join("fuzz/seeds/read_perfetto")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        match catch(|| trust::reader::read_perfetto_everything(&bytes)) {
+            Ok(Some((events, damage))) => {
+                assert_eq!((events, damage), (20, 0), "{}", path.display());
+                read += 1;
+            }
+            Ok(None) => panic!("{}: not readable", path.display()),
+            Err(panic) => panic!("{}: {panic}", path.display()),
+        }
+    }
+    assert_eq!(read, 1, "the seed");
+}
