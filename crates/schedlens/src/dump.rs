@@ -233,20 +233,27 @@ struct FormatKeys {
 
 impl FormatKeys {
     fn new(format: &EventFormat) -> FormatKeys {
-        let mut event = b"\"event\":".to_vec();
-        json_str(&mut event, &format.name);
-        let fields = format
-            .fields
-            .iter()
-            .map(|f| {
-                let mut key = Vec::new();
-                json_str(&mut key, &f.name);
-                key.push(b':');
-                key
-            })
-            .collect();
+        let (event, fields) = json_keys(format, b"\"event\":");
         FormatKeys { id: format.id, event, fields }
     }
+}
+
+/// A format's `"event":"name"` (after `prefix`) and its fields' `"name":` keys, escaped
+/// once for every event of the format.
+pub(crate) fn json_keys(format: &EventFormat, prefix: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let mut event = prefix.to_vec();
+    json_str(&mut event, &format.name);
+    let fields = format
+        .fields
+        .iter()
+        .map(|f| {
+            let mut key = Vec::new();
+            json_str(&mut key, &f.name);
+            key.push(b':');
+            key
+        })
+        .collect();
+    (event, fields)
 }
 
 /// The escaped keys of a format, made on first use (event ids are 16 bits; a damaged

@@ -167,16 +167,22 @@ fn print_event_counts(out: &mut dyn Write, formats: &Formats, summaries: &[CpuSu
     Ok(())
 }
 
+/// Each CPU's events of a container that keeps them per CPU (perf.data, Perfetto),
+/// decoded on the cores.
+fn scan_source<S: EventSource + Sync>(source: &S) -> Vec<CpuSummary> {
+    let bytes_done = AtomicU64::new(0);
+    let cpus: Vec<u32> = source.cpu_sizes().iter().map(|&(cpu, _)| cpu).collect();
+    analysis::cores::on_cores(
+        cpus.len(),
+        || (),
+        |_, job| scan_stream(source.cpu_events(cpus[job]), "", cpus[job], &bytes_done),
+    )
+}
+
 /// `info` of a perf.data: the file and the machine, then events per CPU and per type
 /// (decoded per CPU as for trace.dat), losses, records by type.
 fn perf_info(perf: &PerfData) -> Result<Outcome> {
-    let bytes_done = AtomicU64::new(0);
-    let cpus: Vec<u32> = perf.cpu_sizes().iter().map(|&(cpu, _)| cpu).collect();
-    let summaries = analysis::cores::on_cores(
-        cpus.len(),
-        || (),
-        |_, job| scan_stream(perf.cpu_events(cpus[job]), "", cpus[job], &bytes_done),
-    );
+    let summaries = scan_source(perf);
     print_perf_summary(&mut std::io::stdout().lock(), perf, &summaries)?;
     Ok(report_damage(&perf.damage_found()))
 }
@@ -250,13 +256,7 @@ fn print_perf_summary(out: &mut dyn Write, perf: &PerfData, summaries: &[CpuSumm
 /// `info` of a Perfetto trace: packets, bundles and events per CPU (expanded and
 /// compact), events per type, losses, the trace config's buffers.
 fn perfetto_info(trace: &PerfettoTrace) -> Result<Outcome> {
-    let bytes_done = AtomicU64::new(0);
-    let cpus: Vec<u32> = trace.cpu_sizes().iter().map(|&(cpu, _)| cpu).collect();
-    let summaries = analysis::cores::on_cores(
-        cpus.len(),
-        || (),
-        |_, job| scan_stream(trace.cpu_events(cpus[job]), "", cpus[job], &bytes_done),
-    );
+    let summaries = scan_source(trace);
     print_perfetto_summary(&mut std::io::stdout().lock(), trace, &summaries)?;
     Ok(report_damage(trace.damage_found()))
 }

@@ -4,7 +4,7 @@
 //! event's print format instead: `prev_state` as letters, `[ns]` units; the numbers are
 //! the same), or as the JSON lines `dump --json` writes for trace.dat.
 
-use crate::dump::{json_str, json_value};
+use crate::dump::json_value;
 use perfdata::{PerfData, TaskChange};
 use std::collections::HashMap;
 use tracedat::{Event, EventSource, Lost, Value};
@@ -194,18 +194,7 @@ struct FormatKeys {
 impl Keys {
     fn of(&mut self, format: &tracedat::format::EventFormat) -> &FormatKeys {
         self.by_id.entry(format.id).or_insert_with(|| {
-            let mut event = b",\"event\":".to_vec();
-            json_str(&mut event, &format.name);
-            let fields = format
-                .fields
-                .iter()
-                .map(|f| {
-                    let mut key = Vec::new();
-                    json_str(&mut key, &f.name);
-                    key.push(b':');
-                    key
-                })
-                .collect();
+            let (event, fields) = crate::dump::json_keys(format, b",\"event\":");
             FormatKeys { event, fields }
         })
     }
