@@ -7,10 +7,12 @@
 //! file being regenerated (`SCHEDLENS_BLESS=1 cargo test -p documents`). Producers fill
 //! these structs from their own results; nothing here computes anything.
 
+pub mod check;
 pub mod compare;
 pub mod page;
 pub mod runs;
 mod schema_doc;
+pub mod stats;
 
 pub use schema_doc::markdown;
 
@@ -33,6 +35,15 @@ fn entry<T: JsonSchema>(name: &'static str, where_: &'static str) -> Entry {
 /// Every document, in the order `docs/json.md` lists them.
 pub fn catalogue() -> Vec<Entry> {
     vec![
+        entry::<check::CheckReport>("check", "`schedlens check --format json`, on stdout"),
+        entry::<Vec<stats::StatsRow>>(
+            "stats",
+            "`schedlens stats --format json` (`--by command` or `--by task`), on stdout: an array of rows, one per command or task",
+        ),
+        entry::<Vec<stats::CpuStatsRow>>(
+            "stats by CPU",
+            "`schedlens stats --by cpu --format json`, on stdout: an array of rows, one per CPU",
+        ),
         entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
         entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),
         entry::<runs::RunsSummary>("runs summary", "`summary.json` in a `schedlens runs` results directory"),

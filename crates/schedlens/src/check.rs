@@ -2,7 +2,7 @@
 //! (tasks waiting while cores idle) located, ranked and explained, with the share of the
 //! idle-while-waiting time they cover, migration cascades, overload, migration counts —
 //! as text (80 columns) or JSON, with zoomed figures of the top episodes on request.
-//! The JSON shape is documented in docs/check.md ("check's JSON").
+//! The JSON is `documents::check::CheckReport` (docs/json.md).
 
 use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
@@ -11,12 +11,16 @@ use analysis::check::{
     Affinity, BoundWaits, Cause, CheckRequest, Diffuse, Findings, Incident, Kind, MigrationMatrix, Pinning, check,
 };
 use anyhow::{Context, Result};
+use documents::check::{
+    BoundKthreadWait, BoundKthreadWaits, CauseTimes, CheckIncident, CheckReport, CheckSummary, CheckWindow,
+    DiffuseWaste, IncidentCounts, IncidentEvidence, IncidentKind, IncidentMarker, IncidentTask, WakeupPlacements,
+    WasteCause,
+};
 use figures::axis::seconds;
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, known_and_unknown, running_waiting_plot};
 use figures::timeline::Coloring;
 use model::{Cpu, Detail, Marker, Model, Nanos, Topology};
-use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -79,12 +83,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
-            let mut json = to_json(&args.trace, window, &findings, affinity.as_ref(), &markers);
-            if let Some((sockets, nodes)) = crossings {
-                json["summary"]["cross_socket_migrations"] = json!(sockets);
-                json["summary"]["cross_node_migrations"] = json!(nodes);
-            }
-            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?
+            let document = to_document(&args.trace, window, &findings, affinity.as_ref(), &markers, crossings);
+            writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?
         }
         Format::Text => {
             let context = TextContext {
@@ -106,91 +106,172 @@ pub fn run(args: Args) -> Result<Outcome> {
     Ok(loaded.outcome)
 }
 
-fn to_json(
+fn to_document(
     trace: &Path,
     window: Window,
     findings: &Findings,
     affinity: Option<&Affinity>,
     markers: &[Marker],
-) -> serde_json::Value {
-    let incidents: Vec<serde_json::Value> = findings.incidents.iter().map(|i| incident_json(i, markers)).collect();
-    let counts: serde_json::Map<String, serde_json::Value> =
-        Kind::ALL.iter().map(|k| (k.name().to_string(), json!(findings.count(*k)))).collect();
-    let episodes = findings.episodes().count();
-    json!({
-        "trace": trace.display().to_string(),
-        "window": {"start_ns": window.start.0, "end_ns": window.end.0},
-        "incidents": incidents,
-        "summary": {
-            "idle_while_waiting_ns": findings.idle_while_waiting.0,
-            "idle_while_waiting_share": share(findings),
-            "idle_while_waiting_unknown_ns": findings.idle_while_waiting_unknown.0,
-            "lost_cpu_ns": findings.episodes().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
-            "episodes_cover_ns": findings.covered(episodes).0,
-            "episodes_cover_share": cover_share(findings, episodes),
-            "affinity_recorded_tasks": affinity.map_or(0, Affinity::len),
-            "counts": counts,
-            "migrations": findings.migrations.dense(DENSE_JSON_CPUS),
-            "migration_pairs": findings.migrations.pairs.iter().map(|&(from, to, n)| [u64::from(from.0), u64::from(to.0), n]).collect::<Vec<_>>(),
-            "migrations_outside": findings.migrations.outside,
-            "bound_kthread_waits": bound_waits_json(&findings.bound_waits),
-            "diffuse": findings.diffuse.as_ref().map(|d| json!({
-                "start_ns": d.start.0, "end_ns": d.end.0, "lost_cpu_ns": d.lost_ns,
-                "cpus_lost_on_average": d.cpus_lost(findings.window), "cpus": d.cpus, "tasks": d.tasks,
-                "stretch_ns": d.stretch_ns})),
-            "wakeups": {
-                "total": findings.wakeups.total,
-                "previous_cpu": findings.wakeups.previous_cpu,
-                "waker_cpu": findings.wakeups.waker_cpu,
-                "waker_cpu_previous_idle": findings.wakeups.waker_cpu_previous_idle,
-                "elsewhere": findings.wakeups.elsewhere,
-                "waited_previous_idle": findings.wakeups.waited_previous_idle,
-            },
-        }
-    })
+    crossings: Option<(u64, u64)>,
+) -> CheckReport {
+    CheckReport {
+        trace: trace.display().to_string(),
+        window: CheckWindow { start_ns: window.start.0, end_ns: window.end.0 },
+        incidents: findings.incidents.iter().map(|i| incident_document(i, markers)).collect(),
+        summary: summary_document(findings, affinity, crossings),
+    }
 }
 
-fn bound_waits_json(bound: &BoundWaits) -> serde_json::Value {
-    let longest = bound.longest.as_ref().map(|w| {
-        json!({"pid": w.pid.0, "comm": w.comm, "cpu": w.cpu.0, "start_ns": w.start.0, "end_ns": w.end.0,
-               "held_by_pid": w.held_by.as_ref().map(|(pid, _)| pid.0),
-               "held_by_comm": w.held_by.as_ref().map(|(_, comm)| comm)})
+fn summary_document(findings: &Findings, affinity: Option<&Affinity>, crossings: Option<(u64, u64)>) -> CheckSummary {
+    let episodes = findings.episodes().count();
+    let wakeups = &findings.wakeups;
+    CheckSummary {
+        idle_while_waiting_ns: findings.idle_while_waiting.0,
+        idle_while_waiting_share: share(findings),
+        idle_while_waiting_unknown_ns: findings.idle_while_waiting_unknown.0,
+        lost_cpu_ns: findings.episodes().map(|i| i.lost_cpu_ns).fold(0, u64::saturating_add),
+        episodes_cover_ns: findings.covered(episodes).0,
+        episodes_cover_share: cover_share(findings, episodes),
+        affinity_recorded_tasks: affinity.map_or(0, Affinity::len),
+        counts: IncidentCounts {
+            work_conservation: findings.count(Kind::WorkConservation),
+            wakeup_placement: findings.count(Kind::WakeupPlacement),
+            kthread_preemption: findings.count(Kind::KthreadPreemption),
+            migration_cascade: findings.count(Kind::MigrationCascade),
+            overload: findings.count(Kind::Overload),
+        },
+        migrations: findings.migrations.dense(DENSE_JSON_CPUS),
+        migration_pairs: findings
+            .migrations
+            .pairs
+            .iter()
+            .map(|&(from, to, n)| [u64::from(from.0), u64::from(to.0), n])
+            .collect(),
+        migrations_outside: findings.migrations.outside,
+        bound_kthread_waits: bound_waits_document(&findings.bound_waits),
+        diffuse: findings.diffuse.as_ref().map(|d| DiffuseWaste {
+            start_ns: d.start.0,
+            end_ns: d.end.0,
+            lost_cpu_ns: d.lost_ns,
+            cpus_lost_on_average: d.cpus_lost(findings.window),
+            cpus: d.cpus,
+            tasks: d.tasks,
+            stretch_ns: d.stretch_ns,
+        }),
+        wakeups: WakeupPlacements {
+            total: wakeups.total,
+            previous_cpu: wakeups.previous_cpu,
+            waker_cpu: wakeups.waker_cpu,
+            waker_cpu_previous_idle: wakeups.waker_cpu_previous_idle,
+            elsewhere: wakeups.elsewhere,
+            waited_previous_idle: wakeups.waited_previous_idle,
+        },
+        cross_socket_migrations: crossings.map(|(sockets, _)| sockets),
+        cross_node_migrations: crossings.map(|(_, nodes)| nodes),
+    }
+}
+
+fn bound_waits_document(bound: &BoundWaits) -> BoundKthreadWaits {
+    let longest = bound.longest.as_ref().map(|w| BoundKthreadWait {
+        pid: w.pid.0,
+        comm: w.comm.clone(),
+        cpu: w.cpu.0,
+        start_ns: w.start.0,
+        end_ns: w.end.0,
+        held_by_pid: w.held_by.as_ref().map(|(pid, _)| pid.0),
+        held_by_comm: w.held_by.as_ref().map(|(_, comm)| comm.clone()),
     });
-    json!({"waits": bound.waits, "waited_ns": bound.waited_ns, "longest": longest})
+    BoundKthreadWaits { waits: bound.waits, waited_ns: bound.waited_ns, longest }
 }
 
 /// The dense `migrations` matrix is left out (null) beyond this many CPUs; the pairs are
 /// always there.
 const DENSE_JSON_CPUS: usize = 1024;
 
-fn incident_json(i: &Incident, markers: &[Marker]) -> serde_json::Value {
+fn incident_document(i: &Incident, markers: &[Marker]) -> CheckIncident {
     let cpus = |list: &[Cpu]| list.iter().map(|c| c.0).collect::<Vec<_>>();
-    let causes: serde_json::Map<String, serde_json::Value> =
-        Cause::ALL.iter().map(|c| (c.name().to_string(), json!(i.causes.get(*c)))).collect();
-    let tasks: Vec<serde_json::Value> = i
+    let tasks = i
         .tasks
         .iter()
-        .map(|t| {
-            json!({"pid": t.pid.0, "comm": t.comm, "lost_ns": t.lost_ns, "waits": t.waits, "pinning": t.pinning.name(),
-                   "pinned_since_ns": t.pinned_since.map(|n| n.0)})
+        .map(|t| IncidentTask {
+            pid: t.pid.0,
+            comm: t.comm.clone(),
+            lost_ns: t.lost_ns,
+            waits: t.waits,
+            pinning: pinning_document(t.pinning),
+            pinned_since_ns: t.pinned_since.map(|n| n.0),
         })
         .collect();
-    let evidence: Vec<serde_json::Value> = i
+    let evidence = i
         .evidence
         .iter()
-        .map(|e| {
-            json!({"cause": e.cause.name(), "start_ns": e.start.0, "end_ns": e.end.0, "cpu": e.cpu.0, "pid": e.pid.0,
-                   "lost_ns": e.lost_ns, "explanation": e.explanation})
+        .map(|e| IncidentEvidence {
+            cause: cause_document(e.cause),
+            start_ns: e.start.0,
+            end_ns: e.end.0,
+            cpu: e.cpu.0,
+            pid: e.pid.0,
+            lost_ns: e.lost_ns,
+            explanation: e.explanation.clone(),
         })
         .collect();
-    json!({"kind": i.kind.name(), "start_ns": i.start.0, "end_ns": i.end.0, "cpus": cpus(&i.cpus),
-           "idle_cpus": cpus(&i.idle_cpus), "idle_cpu_count": i.idle_cpu_count,
-           "idle_cpus_on_average": i.idle_cpus_on_average, "idle_cpus_at_once": i.idle_cpus_at_once,
-           "cpus_at_once": i.cpus_at_once,
-           "pids": i.pids.iter().map(|p| p.0).collect::<Vec<_>>(), "tasks": tasks, "lost_cpu_ns": i.lost_cpu_ns,
-           "density": i.density(), "waits": i.waits, "causes": causes, "pinning": i.pinning.name(),
-           "evidence": evidence, "explanation": i.explanation,
-           "markers": markers_within(markers, i).iter().map(|m| json!({"ts_ns": m.time.0, "cpu": m.cpu.0, "pid": m.pid.0, "text": m.text})).collect::<Vec<_>>()})
+    let markers = markers_within(markers, i)
+        .iter()
+        .map(|m| IncidentMarker { ts_ns: m.time.0, cpu: m.cpu.0, pid: m.pid.0, text: m.text.clone() })
+        .collect();
+    CheckIncident {
+        kind: kind_document(i.kind),
+        start_ns: i.start.0,
+        end_ns: i.end.0,
+        cpus: cpus(&i.cpus),
+        idle_cpus: cpus(&i.idle_cpus),
+        idle_cpu_count: i.idle_cpu_count,
+        idle_cpus_on_average: i.idle_cpus_on_average,
+        idle_cpus_at_once: i.idle_cpus_at_once,
+        cpus_at_once: i.cpus_at_once,
+        pids: i.pids.iter().map(|p| p.0).collect(),
+        tasks,
+        lost_cpu_ns: i.lost_cpu_ns,
+        density: i.density(),
+        waits: i.waits,
+        causes: CauseTimes {
+            work_conservation: i.causes.get(Cause::WorkConservation),
+            wakeup_placement: i.causes.get(Cause::WakeupPlacement),
+            kthread_preemption: i.causes.get(Cause::KthreadPreemption),
+            pinned: i.causes.get(Cause::Pinned),
+        },
+        pinning: pinning_document(i.pinning),
+        evidence,
+        explanation: i.explanation.clone(),
+        markers,
+    }
+}
+
+fn kind_document(kind: Kind) -> IncidentKind {
+    match kind {
+        Kind::WorkConservation => IncidentKind::WorkConservation,
+        Kind::WakeupPlacement => IncidentKind::WakeupPlacement,
+        Kind::KthreadPreemption => IncidentKind::KthreadPreemption,
+        Kind::MigrationCascade => IncidentKind::MigrationCascade,
+        Kind::Overload => IncidentKind::Overload,
+    }
+}
+
+fn cause_document(cause: Cause) -> WasteCause {
+    match cause {
+        Cause::WorkConservation => WasteCause::WorkConservation,
+        Cause::WakeupPlacement => WasteCause::WakeupPlacement,
+        Cause::KthreadPreemption => WasteCause::KthreadPreemption,
+        Cause::Pinned => WasteCause::Pinned,
+    }
+}
+
+fn pinning_document(pinning: Pinning) -> documents::check::Pinning {
+    match pinning {
+        Pinning::No => documents::check::Pinning::No,
+        Pinning::Possibly => documents::check::Pinning::Possibly,
+        Pinning::Recorded => documents::check::Pinning::Pinned,
+    }
 }
 
 /// The markers inside an incident's span, its ends included (markers are in time order).

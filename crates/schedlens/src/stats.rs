@@ -7,8 +7,8 @@ use crate::Outcome;
 use crate::common::{WindowArgs, load_model};
 use analysis::stats::{self, CpuRow, Grouping, Row, Stats};
 use anyhow::Result;
+use documents::stats::{CpuStatsRow, StatsRow};
 use model::{Detail, Nanos};
-use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -74,8 +74,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         (Format::Table, _) => print_table(&mut out, &stats, origin, args.by)?,
         (Format::Csv, By::Cpu) => print_cpu_csv(&mut out, &stats.cpus)?,
         (Format::Csv, _) => print_csv(&mut out, &stats.rows)?,
-        (Format::Json, By::Cpu) => writeln!(out, "{}", serde_json::to_string_pretty(&cpu_json(&stats.cpus))?)?,
-        (Format::Json, _) => writeln!(out, "{}", serde_json::to_string_pretty(&rows_json(&stats.rows))?)?,
+        (Format::Json, By::Cpu) => writeln!(out, "{}", serde_json::to_string_pretty(&cpus_document(&stats.cpus))?)?,
+        (Format::Json, _) => writeln!(out, "{}", serde_json::to_string_pretty(&rows_document(&stats.rows))?)?,
     }
     Ok(loaded.outcome)
 }
@@ -217,41 +217,32 @@ fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
 }
 
-fn rows_json(rows: &[Row]) -> serde_json::Value {
+fn rows_document(rows: &[Row]) -> Vec<StatsRow> {
     rows.iter()
-        .map(|r| {
-            let mut row = json!({
-                "comm": r.comm,
-                "pids": r.pids,
-                "first_ns": r.first_run.map(|t| t.0),
-                "last_ns": r.last_run.map(|t| t.0),
-                "switches": r.switches,
-                "runtime_ns": r.runtime_ns,
-                "wait_ns": r.wait_ns,
-                "max_wait_ns": r.max_wait_ns,
-                "migrations": r.migrations,
-            });
-            if let Some(pid) = r.pid {
-                row["pid"] = json!(pid.0);
-            }
-            if let Some(cross) = r.cross_node_migrations {
-                row["cross_node_migrations"] = json!(cross);
-            }
-            row
+        .map(|r| StatsRow {
+            comm: r.comm.clone(),
+            pids: r.pids,
+            first_ns: r.first_run.map(|t| t.0),
+            last_ns: r.last_run.map(|t| t.0),
+            switches: r.switches,
+            runtime_ns: r.runtime_ns,
+            wait_ns: r.wait_ns,
+            max_wait_ns: r.max_wait_ns,
+            migrations: r.migrations,
+            pid: r.pid.map(|p| p.0),
+            cross_node_migrations: r.cross_node_migrations,
         })
         .collect()
 }
 
-fn cpu_json(cpus: &[CpuRow]) -> serde_json::Value {
+fn cpus_document(cpus: &[CpuRow]) -> Vec<CpuStatsRow> {
     cpus.iter()
-        .map(|c| {
-            json!({
-                "cpu": c.cpu.0,
-                "busy_ns": c.busy_ns,
-                "idle_ns": c.idle_ns,
-                "uncertain_ns": c.uncertain_ns,
-                "waiting_ns": c.waiting_ns,
-            })
+        .map(|c| CpuStatsRow {
+            cpu: c.cpu.0,
+            busy_ns: c.busy_ns,
+            idle_ns: c.idle_ns,
+            uncertain_ns: c.uncertain_ns,
+            waiting_ns: c.waiting_ns,
         })
         .collect()
 }
