@@ -49,21 +49,10 @@ pub fn read_everything(data: &[u8]) -> Option<(u64, usize)> {
 /// losses looked at, and the model built from the events. `None` when the reader refused
 /// the file, else the events read and the damaged places reported.
 pub fn read_perf_everything(data: &[u8]) -> Option<(u64, usize)> {
-    use tracedat::{EventItems, EventSource};
+    use tracedat::EventSource;
     let perf = perfdata::PerfData::from_bytes("fuzz", data.to_vec()).ok()?;
     black_box((perf.cpu_count(), perf.features(), perf.tasks().len(), perf.losses().len(), perf.counts()));
-    let mut events = perf.all_events();
-    let mut count = 0;
-    while let Some(item) = events.next() {
-        let Item::Event(event) = item else { continue };
-        count += 1;
-        black_box((event.name(), event.pid()));
-        for (field, value) in event.fields() {
-            let decoded = value.map(|v| (v.as_i64(), v.as_str(), v.elements().count()));
-            black_box((&field.name, decoded));
-        }
-    }
-    black_box(model::Model::build(&perf, model::Detail::FULL, &mut |_| {}).map(|(model, _)| model.end()).ok());
+    let count = read_source_everything(&perf);
     Some((count, perf.damage_found().len()))
 }
 
@@ -72,10 +61,18 @@ pub fn read_perf_everything(data: &[u8]) -> Option<(u64, usize)> {
 /// the events. `None` when the reader refused the file, else the events read and the
 /// damaged places reported.
 pub fn read_perfetto_everything(data: &[u8]) -> Option<(u64, usize)> {
-    use tracedat::{EventItems, EventSource};
+    use tracedat::EventSource;
     let trace = pftrace::PerfettoTrace::from_bytes("fuzz", data.to_vec()).ok()?;
     black_box((trace.cpu_count(), trace.summary(), trace.cmdlines().len()));
-    let mut events = trace.all_events();
+    let count = read_source_everything(&trace);
+    Some((count, trace.damage_found().len()))
+}
+
+/// Every event of a container read in time order with its field values decoded, then the
+/// model built from it: the events read.
+fn read_source_everything<S: tracedat::EventSource>(source: &S) -> u64 {
+    use tracedat::EventItems;
+    let mut events = source.all_events();
     let mut count = 0;
     while let Some(item) = events.next() {
         let Item::Event(event) = item else { continue };
@@ -86,6 +83,6 @@ pub fn read_perfetto_everything(data: &[u8]) -> Option<(u64, usize)> {
             black_box((&field.name, decoded));
         }
     }
-    black_box(model::Model::build(&trace, model::Detail::FULL, &mut |_| {}).map(|(model, _)| model.end()).ok());
-    Some((count, trace.damage_found().len()))
+    black_box(model::Model::build(source, model::Detail::FULL, &mut |_| {}).map(|(model, _)| model.end()).ok());
+    count
 }

@@ -140,3 +140,15 @@ pub fn assert_dump_agrees_with_trace_cmd(path: &Path) -> usize {
     assert!(differences.is_empty(), "{name}:\n{}", differences.join("\n"));
     ours.len()
 }
+
+/// The perf.data fixtures (testdata/perf), in name order.
+pub fn perf_fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/perf");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .collect();
+    files.sort();
+    files
+}

@@ -195,18 +195,6 @@ fn cpu_fields_beyond_the_machine_are_counted_and_make_the_result_partial() {
     assert_eq!(json["summary"]["migrations"].as_array().map(Vec::len), Some(2), "a 2-CPU matrix");
 }
 
-/// The perf.data fixtures (testdata/perf).
-fn perf_fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/perf");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Damaged copies of a perf.data in `dir`: cut in the header, in the attributes, in the
 /// middle of the records and before the feature sections; 16 bytes flipped in the
 /// attributes, in the records and in the features; a record whose size is less than its
@@ -259,7 +247,7 @@ fn damaged_perf_copies(path: &Path, dir: &Path) -> Vec<PathBuf> {
 fn every_command_survives_damaged_copies_of_every_perf_fixture() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("damaged-perf");
     std::fs::create_dir_all(&dir).unwrap();
-    let fixtures = perf_fixtures();
+    let fixtures = crate::common::perf_fixtures();
     assert!(fixtures.len() >= 4, "{fixtures:?}");
     let copies: Vec<PathBuf> = fixtures.iter().flat_map(|f| damaged_perf_copies(f, &dir)).collect();
     let verdicts = crate::robust::run_all(&copies, &dir);

@@ -12,13 +12,7 @@ use std::process::Command;
 use tracedat::{Item, Trace};
 
 fn perf_fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/perf");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    files.sort();
+    let files = crate::common::perf_fixtures();
     assert!(files.len() >= 4, "{files:?}");
     files
 }
