@@ -1,4 +1,4 @@
-//! Damaged copies of every fixture in testdata/traces (and its manycore/ and foreign/) — cut in
+//! Damaged copies of every fixture in testdata/traces (and foreign/, and two of manycore/) — cut in
 //! the middle and at section boundaries, bytes flipped at several offsets, the same copies
 //! on every run — and every analysis command on each: exit 0, 1 or 3 with a message,
 //! never a panic, a signal or a hang (known failures excepted, see `robust`).
@@ -6,10 +6,16 @@
 use std::path::{Path, PathBuf};
 use tracedat::Trace;
 
-/// The fixtures recorded here, on the emulated many-core machines (`manycore/`), then
-/// those from other machines (`foreign/`).
+/// The fixtures recorded here, two of the emulated many-core machine's (`manycore/`), then
+/// those from other machines (`foreign/`). The many-core recordings share one recorder,
+/// kernel and format, so their damaged copies exercise the same paths: the smallest 64-CPU
+/// one and the one with lost events stand for them (the six took about 100 s here).
 fn fixtures() -> Vec<PathBuf> {
-    refcheck::fixtures()
+    const MANYCORE: [&str; 2] = ["barrier64.dat", "hackbench64-lost.dat"];
+    let mut all = refcheck::local_fixtures();
+    all.extend(refcheck::manycore_fixtures().into_iter().filter(|f| f.file_name().is_some_and(|n| MANYCORE.iter().any(|m| n == *m))));
+    all.extend(refcheck::foreign_fixtures());
+    all
 }
 
 /// Where a fixture's parts are: offsets where one part ends and the next begins (the v7
