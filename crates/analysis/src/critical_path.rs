@@ -360,12 +360,12 @@ impl Walk<'_> {
                 }
                 Before::Gap { since, broken, woken } => {
                     let gap_end = match woken.map(|wait| self.after_wait(task, wait)) {
-                        Some(Continue::Waker(waker, waking)) => {
+                        Some(Continue::Waker(waker, waking, target)) => {
                             let waking = waking.min(t).max(start);
                             if waking == t && at_instant.contains(&waker) {
                                 GapEnd::Cycle
                             } else {
-                                self.add_runnable(task, waking, t, None);
+                                self.add_runnable(task, waking, t, target);
                                 self.hops.push(Hop { task, start: waking, end: hop_end, woken_by: Some(waker) });
                                 (task, hop_end) = (waker, waking);
                                 if waking < t {
@@ -447,14 +447,14 @@ impl Walk<'_> {
         match wakeup {
             Some(w) if w.waker == Some(TaskId::IDLE) => Continue::Same(GapEnd::Interrupt),
             Some(w) => match (w.waker, w.waking) {
-                (Some(waker), Some(waking)) => Continue::Waker(waker, waking),
+                (Some(waker), Some(waking)) => Continue::Waker(waker, waking, Some(w.target_cpu)),
                 _ => match parent.filter(|_| cause == WaitCause::NewTask) {
-                    Some(parent) => Continue::Waker(parent, self.model.waits().start(wait)),
+                    Some(parent) => Continue::Waker(parent, self.model.waits().start(wait), None),
                     None => Continue::Same(GapEnd::NoWaker),
                 },
             },
             None => match parent.filter(|_| cause == WaitCause::NewTask) {
-                Some(parent) => Continue::Waker(parent, self.model.waits().start(wait)),
+                Some(parent) => Continue::Waker(parent, self.model.waits().start(wait), None),
                 None => Continue::Same(GapEnd::NoWaker),
             },
         }
@@ -619,8 +619,8 @@ impl Walk<'_> {
 enum Continue {
     /// The same task, before the wait; the gap before it ended so.
     Same(GapEnd),
-    /// The waker, at the wakeup's start.
-    Waker(TaskId, Nanos),
+    /// The waker, at the wakeup's start; the CPU the wakee was put on, if known.
+    Waker(TaskId, Nanos, Option<Cpu>),
 }
 
 fn add_shares(a: IdleShares, b: IdleShares) -> IdleShares {
