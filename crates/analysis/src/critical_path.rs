@@ -166,8 +166,11 @@ pub struct CriticalPath {
 const PINNED_CPUS: usize = 4;
 /// ... that ran at least this many times ...
 const PINNED_RUNS: u32 = 5;
-/// ... and waited at least this many times, since then, while only CPUs outside idled.
+/// ... and waited at least this many times, since then, while no CPU inside idled and
+/// CPUs outside idled for a scheduler tick at 250 Hz or more (time enough for an idle
+/// CPU's balancing to pull it: `check`'s long wait).
 const PINNED_WAITS: u32 = 3;
+const KEPT_OFF: Nanos = Nanos(4_000_000);
 /// Waits looked at for that evidence per task.
 const PINNED_WAITS_LOOKED_AT: usize = 1000;
 
@@ -544,7 +547,7 @@ impl Walk<'_> {
     }
 
     /// Possibly pinned, by `check`'s evidence: confined to a few CPUs (fewer than the
-    /// machine has) since some moment, with runs enough, and waits since then while
+    /// machine has) since some moment, with runs enough, and long waits since then while
     /// only CPUs outside idled.
     fn inferred(&self, task: TaskId) -> AllowedCpus {
         let Some(placement) = &self.placement else { return AllowedCpus::Every };
@@ -565,7 +568,7 @@ impl Walk<'_> {
                 .map(|&w| table.get(w))
                 .filter(|w| {
                     let shares = self.index.shares(w.start, w.end, Allowed::Only(&confinement.cpus));
-                    shares.allowed_idle_ns == 0 && shares.other_idle_ns > 0
+                    shares.allowed_idle_ns == 0 && shares.other_idle_ns >= KEPT_OFF.0
                 })
                 .take(PINNED_WAITS as usize)
                 .count();
