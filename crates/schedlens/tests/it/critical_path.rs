@@ -62,3 +62,26 @@ fn the_text_opens_with_the_sentence_to_quote() {
     assert!(first.starts_with("of the 0.10 s, 0.05 s running, 0.01 s runnable while a core idled"), "{first}");
     assert!(first.ends_with("the scheduler cost at most 8%"), "{first}");
 }
+
+#[test]
+fn a_synthetic_pipeline_follows_every_hop_and_finds_the_truth() {
+    let dir = crate::common::fresh_dir("critical-path-synth");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (trace, truth) = (dir.join("pipeline.dat"), dir.join("pipeline.json"));
+    let (trace, truth) = (trace.display().to_string(), truth.display().to_string());
+    let args = ["synth", "-o", &trace, "--truth", &truth, "--workload", "pipeline", "--seconds", "0.05"];
+    schedlens(&args);
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+    let json = schedlens(&["critical-path", &trace, "--format", "json"]);
+    let path: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(path["target"], "command");
+    assert_eq!(path["comm"], "pipeline");
+    let ours = path["breakdown"]["scheduler_ns"].as_u64().unwrap();
+    let expected = truth["critical_path"]["scheduler_ns"].as_u64().unwrap();
+    assert!(ours.abs_diff(expected) * 100 <= path["wall_ns"].as_u64().unwrap(), "{ours} vs {expected}");
+    // Every stage's turn is a hop: 8 tasks, a token every 100-150 µs.
+    let hops = path["hops"].as_array().unwrap();
+    assert!(hops.len() > 300, "{} hops", hops.len());
+    let pids: std::collections::BTreeSet<i64> = hops.iter().map(|h| h["pid"].as_i64().unwrap()).collect();
+    assert_eq!(pids.len(), 9, "the shell and its 8 stages: {pids:?}");
+}
