@@ -85,3 +85,26 @@ fn a_synthetic_pipeline_follows_every_hop_and_finds_the_truth() {
     let pids: std::collections::BTreeSet<i64> = hops.iter().map(|h| h["pid"].as_i64().unwrap()).collect();
     assert_eq!(pids.len(), 9, "the shell and its 8 stages: {pids:?}");
 }
+
+#[test]
+fn a_recorded_pipeline_follows_the_token_round_the_ring() {
+    // `ring 4 100 100000`: a token round 4 threads through pipes, 400 passes in 0.1 s.
+    let path = path_of("pipeline-record.dat");
+    let hops = path["hops"].as_array().unwrap();
+    // The command's own thread (it started the threads and joins them) ends the path.
+    assert_eq!(hops.last().unwrap()["pid"], path["pid"]);
+    let threads = hops.iter().filter(|h| h["comm"] == "ring" && h["pid"] != path["pid"]);
+    let ring: Vec<i64> = threads.map(|h| h["pid"].as_i64().unwrap()).collect();
+    // Each thread on the path is followed by the same thread every time: the ring's order.
+    let mut next = std::collections::BTreeMap::new();
+    for pair in ring.windows(2) {
+        assert_eq!(*next.entry(pair[0]).or_insert(pair[1]), pair[1], "{ring:?}");
+    }
+    assert_eq!(next.len(), 4, "every thread is on the path: {next:?}");
+    // Passes to a thread still runnable from its own turn (the machine was compiling
+    // meanwhile) are no hop: it waited for a CPU, not for the token.
+    assert!(ring.len() >= 200, "{} hops", ring.len());
+    let before: Vec<&str> =
+        hops.iter().take_while(|h| h["comm"] != "ring").map(|h| h["comm"].as_str().unwrap()).collect();
+    assert_eq!(before, ["sleep", "sh"], "the path starts at the initial sleep's end");
+}
