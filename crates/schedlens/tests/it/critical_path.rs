@@ -89,7 +89,7 @@ fn a_synthetic_pipeline_follows_every_hop_and_finds_the_truth() {
 #[test]
 fn a_recorded_pipeline_follows_the_token_round_the_ring() {
     // `ring 4 100 100000`: a token round 4 threads through pipes, 400 passes in 0.1 s.
-    let path = path_of("pipeline-record.dat");
+    let path = path_of("token-ring-record.dat");
     let hops = path["hops"].as_array().unwrap();
     // The command's own thread (it started the threads and joins them) ends the path.
     assert_eq!(hops.last().unwrap()["pid"], path["pid"]);
