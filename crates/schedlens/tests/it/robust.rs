@@ -91,7 +91,6 @@ pub fn commands(trace: &Path, out_dir: &Path) -> Vec<Vec<String>> {
         args(&["graph", &trace, "--width", "300", "-o", &figure("graph")]),
         args(&["running-waiting", &trace, "--per-cpu", "--width", "300", "-o", &figure("rw")]),
         args(&["check", &trace]),
-        args(&["critical-path", &trace]),
         args(&["export", &trace, "--format", "perfetto", "-o", &output("pftrace")]),
         args(&["export", &trace, "--format", "parquet", "-o", &output("parquet")]),
         args(&["info", &trace]),
