@@ -33,7 +33,7 @@ mod cursor;
 mod episodes;
 mod kthreads;
 mod lost;
-mod placement;
+pub(crate) mod placement;
 
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, Pid, Topology, WakeupKind};

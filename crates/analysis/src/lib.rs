@@ -10,6 +10,8 @@
 
 pub mod check;
 pub mod cores;
+pub mod critical_path;
+pub mod idle;
 pub mod occupancy;
 pub mod stats;
 pub mod window;

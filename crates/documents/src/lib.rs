@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod critical_path;
 pub mod page;
 pub mod runs;
 mod schema_doc;
@@ -43,6 +44,10 @@ pub fn catalogue() -> Vec<Entry> {
         entry::<Vec<stats::CpuStatsRow>>(
             "stats by CPU",
             "`schedlens stats --by cpu --format json`, on stdout: an array of rows, one per CPU",
+        ),
+        entry::<critical_path::CriticalPathReport>(
+            "critical path",
+            "`schedlens critical-path --format json`, on stdout",
         ),
         entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
         entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),

@@ -57,6 +57,15 @@ impl Scenario {
         self
     }
 
+    /// `by` on `cpu` wakes `pid` onto `target` with `sched_wakeup` alone (no `sched_waking`:
+    /// who woke it is not recorded).
+    pub fn wake_unannounced(&mut self, time: u64, cpu: u32, by: i32, pid: i32, target: u32) -> &mut Self {
+        let comm = self.name(pid);
+        let event = SchedEvent::Wakeup { pid: Pid(pid), comm, target_cpu: Some(Cpu(target)), success: None };
+        self.feed(time, cpu, by, event);
+        self
+    }
+
     pub fn migrate(&mut self, time: u64, cpu: u32, by: i32, pid: i32, from: u32, to: u32) -> &mut Self {
         let comm = self.name(pid);
         let event = SchedEvent::MigrateTask { pid: Pid(pid), comm, orig_cpu: Cpu(from), dest_cpu: Cpu(to) };

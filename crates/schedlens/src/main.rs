@@ -9,6 +9,7 @@
 mod check;
 mod common;
 mod compare;
+mod critical_path;
 mod dump;
 mod export;
 mod figure;
@@ -76,6 +77,10 @@ enum Command {
     /// Compare two traces: timelines and running/waiting on one scale, and what differs,
     /// ranked by how much of the difference in running time it accounts for.
     Compare(compare::Args),
+    /// Where the traced command's (or a task's) wall time went along its critical path:
+    /// running, waiting while a core idled (the scheduler's cost), pinning, contention,
+    /// blocked, unknown.
+    CriticalPath(critical_path::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -104,6 +109,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::CriticalPath(args) => critical_path::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -68,6 +68,9 @@ enum WorkloadArg {
     Barrier,
     Hackbench,
     Mixed,
+    Pipeline,
+    ForkJoin,
+    LateBarrier,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -83,6 +86,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         WorkloadArg::Barrier => WorkloadKind::Barrier,
         WorkloadArg::Hackbench => WorkloadKind::Hackbench,
         WorkloadArg::Mixed => WorkloadKind::Mixed,
+        WorkloadArg::Pipeline => WorkloadKind::Pipeline,
+        WorkloadArg::ForkJoin => WorkloadKind::ForkJoin,
+        WorkloadArg::LateBarrier => WorkloadKind::LateBarrier,
     };
     let injections = args.inject.iter().map(|text| parse_injection(text)).collect::<Result<Vec<_>>>()?;
     let options = SynthOptions {

@@ -14,7 +14,7 @@ mod truth;
 mod workload;
 
 pub use analysis::check::Kind;
-pub use truth::{Injection, Noise, TaskTruth, Truth};
+pub use truth::{Delay, Injection, Noise, PathTruth, TaskTruth, Truth};
 
 use model::Topology;
 use std::path::Path;
@@ -39,6 +39,9 @@ pub enum WorkloadKind {
     Barrier,
     Hackbench,
     Mixed,
+    Pipeline,
+    ForkJoin,
+    LateBarrier,
 }
 
 impl WorkloadKind {
@@ -47,7 +50,15 @@ impl WorkloadKind {
             WorkloadKind::Barrier => "barrier",
             WorkloadKind::Hackbench => "hackbench",
             WorkloadKind::Mixed => "mixed",
+            WorkloadKind::Pipeline => "pipeline",
+            WorkloadKind::ForkJoin => "fork-join",
+            WorkloadKind::LateBarrier => "late-barrier",
         }
+    }
+
+    /// A workload with dependency chains, whose truth records its critical path.
+    pub fn is_chain(self) -> bool {
+        matches!(self, WorkloadKind::Pipeline | WorkloadKind::ForkJoin | WorkloadKind::LateBarrier)
     }
 }
 
@@ -163,7 +174,7 @@ pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u6
     let duration_ns = (options.seconds * 1e9) as u64;
     let plan = workload::Plan::new(&options.injections, options.difficulty, duration_ns);
     let run = workload::Run::new(machine, options.seed, options.workload, tasks, duration_ns, plan);
-    let (machine, injections, noise, command) = run.run(progress)?;
+    let (machine, injections, noise, command, critical_path) = run.run(progress)?;
     let affinity = if options.affinity { machine.affinity(&command) } else { Vec::new() };
     let (tasks, events, file_bytes) = machine.finish(path, &affinity)?;
     Ok(Truth {
@@ -177,6 +188,7 @@ pub fn generate(options: &SynthOptions, path: &Path, progress: &mut dyn FnMut(u6
         tasks: tasks.iter().filter(|t| t.truth.switches > 0).map(TaskTruth::of).collect(),
         injections,
         noise,
+        critical_path,
     })
 }
 
@@ -194,8 +206,14 @@ pub fn validate(options: &SynthOptions) -> Result<(), SynthError> {
     if !(1..=100_000).contains(&tasks) {
         return fail(format!("--tasks {tasks} is out of range (1 to 100000)"));
     }
-    if !options.injections.is_empty() && options.workload == WorkloadKind::Hackbench {
+    if !options.injections.is_empty() && !matches!(options.workload, WorkloadKind::Barrier | WorkloadKind::Mixed) {
         return fail("injections need the barrier or mixed workload".into());
+    }
+    if options.workload.is_chain() && !(3..=options.cpus).contains(&tasks) {
+        return fail(format!(
+            "the {} workload needs 3 tasks or more, and no more tasks than CPUs",
+            options.workload.name()
+        ));
     }
     if !options.injections.is_empty() && (tasks < 3 || options.cpus < 2) {
         return fail("injections need at least 3 tasks and 2 CPUs".into());

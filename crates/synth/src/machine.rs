@@ -58,6 +58,8 @@ pub struct Task {
     pub held: bool,
     /// The CPUs it may run on (`None`: all), sorted.
     pub allowed: Option<Vec<u32>>,
+    /// Its time runnable since it last blocked (the chain workloads' truth).
+    pub waited_since_blocked_ns: u64,
     pub truth: TaskTruth,
 }
 
@@ -133,6 +135,7 @@ impl<'f> Machine<'f> {
             epoch: 0,
             held: false,
             allowed: None,
+            waited_since_blocked_ns: 0,
             truth: TaskTruth::default(),
         });
         self.tasks.len() - 1
@@ -279,6 +282,9 @@ impl<'f> Machine<'f> {
                 DEAD => TaskState::Dead,
                 _ => TaskState::Sleeping,
             };
+            if prev_state != RUNNABLE {
+                task.waited_since_blocked_ns = 0;
+            }
             task.runnable_since = ts;
         }
         self.cpus[cpu as usize].current = next;
@@ -286,6 +292,7 @@ impl<'f> Machine<'f> {
             let task = &mut self.tasks[n];
             task.truth.switches += 1;
             task.truth.wait_ns += ts.saturating_sub(task.runnable_since);
+            task.waited_since_blocked_ns += ts.saturating_sub(task.runnable_since);
             task.running_since = ts;
             task.state = TaskState::Running(cpu);
             task.last_cpu = cpu;
@@ -447,6 +454,25 @@ impl<'f> Machine<'f> {
         self.queued += 1;
         self.kick(cpu);
         Ok(ts)
+    }
+
+    /// An injected scheduler delay: the task running on `cpu` is switched out runnable and
+    /// kept in the runqueue of its CPU, which idles for `ns` before running it again (no
+    /// other CPU may take it meanwhile). Returns the switch's time, or `None` when the CPU
+    /// runs nothing or is about to run a queued task.
+    pub fn stall(&mut self, cpu: u32, ns: u64) -> Result<Option<u64>, SynthError> {
+        let state = &self.cpus[cpu as usize];
+        let Some(task) = state.current.filter(|_| !state.dispatch_pending && state.queue.is_empty()) else {
+            return Ok(None);
+        };
+        let ts = self.switch(cpu, None, RUNNABLE)?;
+        self.cpus[cpu as usize].queue.push_front(task);
+        self.queued += 1;
+        self.tasks[task].held = true;
+        self.cpus[cpu as usize].dispatch_pending = true;
+        self.at(ts + ns, Action::Dispatch { cpu });
+        self.refresh_free(cpu);
+        Ok(Some(ts))
     }
 
     /// The socket of a CPU.

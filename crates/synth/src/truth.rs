@@ -8,6 +8,11 @@
 //!  "noise":{"kthread_wakeups":...,"daemon_wakeups":...}}
 //! ```
 //!
+//! The chain workloads (pipeline, fork-join, late-barrier) add
+//! `"critical_path":{"scheduler_ns":...,"delays":[{"pid":...,"start_ns":...,"end_ns":...,
+//! "on_path":true}]}`: the time the traced command's critical path was runnable while a
+//! CPU it could run on idled, and the scheduler delays injected on the path and off it.
+//!
 //! Times are the trace's own timestamps in ns (what `schedlens dump --json` prints as
 //! `ts`). Per task, `runtime_ns` sums its runs (switch-in to switch-out), `switches`
 //! counts `sched_switch` events that switch to it, `wait_ns` sums its time runnable but
@@ -34,6 +39,24 @@ pub struct Injection {
     pub lost_cpu_ns: u64,
 }
 
+/// A scheduler delay injected into a chain workload: a running task kept off its idle
+/// CPU for `[start_ns, end_ns)`, on the critical path or off it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delay {
+    pub pid: i32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub on_path: bool,
+}
+
+/// What a chain workload's critical path holds: the time its tasks were runnable (each
+/// time on an idle CPU), the scheduler's share, delays on it included.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTruth {
+    pub scheduler_ns: u64,
+    pub delays: Vec<Delay>,
+}
+
 /// What a synthetic trace holds, for checking analyses against.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Truth {
@@ -47,6 +70,8 @@ pub struct Truth {
     pub tasks: Vec<TaskTruth>,
     pub injections: Vec<Injection>,
     pub noise: Noise,
+    /// The chain workloads' critical path (`None` for the others).
+    pub critical_path: Option<PathTruth>,
 }
 
 /// Background events that are not incidents.
@@ -98,8 +123,17 @@ impl Truth {
             })
             .collect();
         let noise = json!({"kthread_wakeups": self.noise.kthread_wakeups, "daemon_wakeups": self.noise.daemon_wakeups});
-        json!({"seed": self.seed, "cpus": self.cpus, "seconds": self.seconds, "workload": self.workload,
+        let mut truth = json!({"seed": self.seed, "cpus": self.cpus, "seconds": self.seconds, "workload": self.workload,
                "difficulty": self.difficulty, "events": self.events, "tasks": tasks, "injections": injections,
-               "noise": noise})
+               "noise": noise});
+        if let Some(path) = &self.critical_path {
+            let delays: Vec<Value> = path
+                .delays
+                .iter()
+                .map(|d| json!({"pid": d.pid, "start_ns": d.start_ns, "end_ns": d.end_ns, "on_path": d.on_path}))
+                .collect();
+            truth["critical_path"] = json!({"scheduler_ns": path.scheduler_ns, "delays": delays});
+        }
+        truth
     }
 }

@@ -14,13 +14,18 @@
 //! each waits until the previous one's start plus three times its length and 2 ms, so
 //! incidents never overlap and episodes of different injections stay apart.
 //!
+//! - pipeline, fork-join, late-barrier: dependency chains with scheduler delays injected
+//!   on the critical path and off it (see the `chains` module).
+//!
 //! Every workload starts with a shell (`sh`, pid 1000) that forks the tasks and sleeps
-//! until they have exited; tasks exec their program when they first run.
+//! until they have exited; tasks exec their program when they first run (in the chain
+//! workloads the shell execs the program first).
 
 use crate::machine::{Action, Machine, SLEEPING, TaskIndex, TaskState};
 use crate::rng::Rng;
-use crate::truth::{Injection, Noise};
+use crate::truth::{Injection, Noise, PathTruth};
 use crate::{Difficulty, InjectionKind, SynthError, WorkloadKind};
+use chains::{Chain, TIMER_STALL};
 
 const SHELL_PID: i32 = 1000;
 const FIRST_TASK_PID: i32 = 1001;
@@ -107,6 +112,7 @@ pub struct Run<'f> {
     /// An overload under way: (its injection, hogs still alive, hog run time).
     overload: Option<(usize, u32, u64)>,
     cascade: Option<inject::Cascade>,
+    chain: Chain,
 }
 
 impl<'f> Run<'f> {
@@ -145,6 +151,7 @@ impl<'f> Run<'f> {
             arrived_last: None,
             overload: None,
             cascade: None,
+            chain: Chain::default(),
         }
         .with_tasks(task_count)
     }
@@ -187,15 +194,20 @@ impl<'f> Run<'f> {
     }
 
     /// Simulates to the end; returns the machine, the injections' truth, the noise made,
-    /// and the traced command's tasks.
+    /// the traced command's tasks and the chain workloads' critical path.
     #[allow(clippy::type_complexity)]
     pub fn run(
         mut self,
         progress: &mut dyn FnMut(u64),
-    ) -> Result<(Machine<'f>, Vec<Injection>, Noise, Vec<TaskIndex>), SynthError> {
+    ) -> Result<(Machine<'f>, Vec<Injection>, Noise, Vec<TaskIndex>, Option<PathTruth>), SynthError> {
         let start = self.machine.now;
         let mut actions = 0u64;
         self.machine.start_running(0, self.shell)?;
+        if self.workload.is_chain() {
+            self.machine.exec(0, &self.program())?;
+            let first = self.machine.now + self.rng.between(2_000_000, 4_000_000);
+            self.machine.at(first, Action::Timer { id: TIMER_STALL });
+        }
         for index in 0..self.tasks.len() {
             let task = self.tasks[index];
             self.machine.fork(0, task)?;
@@ -227,7 +239,20 @@ impl<'f> Run<'f> {
             }
             self.close_incidents();
         }
-        Ok((self.machine, self.plan.done, self.noise, self.command))
+        let path = self.workload.is_chain().then(|| PathTruth {
+            scheduler_ns: self.chain.path_wait_ns,
+            delays: std::mem::take(&mut self.chain.delays),
+        });
+        Ok((self.machine, self.plan.done, self.noise, self.command, path))
+    }
+
+    /// The file the workload's tasks exec.
+    fn program(&self) -> String {
+        match self.workload {
+            WorkloadKind::Hackbench => "/usr/bin/hackbench".into(),
+            WorkloadKind::Barrier | WorkloadKind::Mixed => "/usr/bin/barrier".into(),
+            chain => format!("/usr/bin/{}", chain.name()),
+        }
     }
 
     fn cpu_of(&self, task: TaskIndex) -> u32 {
@@ -240,6 +265,7 @@ impl<'f> Run<'f> {
     fn work_done(&mut self, task: TaskIndex) -> Result<(), SynthError> {
         let cpu = self.cpu_of(task);
         if task == self.shell {
+            self.on_path(task);
             self.machine.exit(cpu)?;
             return Ok(());
         }
@@ -257,24 +283,31 @@ impl<'f> Run<'f> {
             return self.group_work_done(group, task, cpu);
         }
         let index = self.tasks.iter().position(|&t| t == task).expect("a workload task");
-        if !self.started[index] {
+        let first_run = !self.started[index];
+        if first_run {
             self.started[index] = true;
-            let program =
-                if self.workload == WorkloadKind::Hackbench { "/usr/bin/hackbench" } else { "/usr/bin/barrier" };
-            self.machine.exec(cpu, program)?;
+            self.machine.exec(cpu, &self.program())?;
+        }
+        match self.workload {
+            WorkloadKind::Pipeline => return self.pipeline_work_done(index, first_run, cpu),
+            WorkloadKind::ForkJoin => return self.fork_join_work_done(index, first_run, cpu),
+            _ => {}
         }
         if self.finishing {
             return self.exit_task(cpu);
         }
         match self.workload {
             WorkloadKind::Hackbench => self.message(task, index, cpu),
-            WorkloadKind::Barrier | WorkloadKind::Mixed => self.arrive(task, cpu),
+            _ => self.arrive(task, cpu),
         }
     }
 
     fn exit_task(&mut self, cpu: u32) -> Result<(), SynthError> {
         self.exited += 1;
         if self.exited == self.tasks.len() {
+            if let Some(task) = self.machine.current(cpu) {
+                self.on_path(task);
+            }
             self.machine.wake(cpu, self.shell, 0, false)?;
             self.machine.give_work(self.shell, 20_000);
         }
@@ -295,6 +328,7 @@ impl<'f> Run<'f> {
         let injection = if self.finishing || others.len() < 2 { None } else { self.take_injection() };
         let chosen = injection.map(|kind| self.choose(kind, &others));
         self.arrived_last = Some(task);
+        self.on_path(task);
         for &other in &others {
             if chosen.as_ref().is_some_and(|c| c.held.contains(&other)) {
                 continue;
@@ -305,6 +339,9 @@ impl<'f> Run<'f> {
             self.machine.give_work(other, work);
         }
         let mut own_work = self.phase_work();
+        if self.workload == WorkloadKind::LateBarrier {
+            own_work *= 2;
+        }
         if let Some(chosen) = chosen {
             own_work = self.inject(chosen, cpu, own_work)?;
         }
@@ -365,6 +402,9 @@ impl<'f> Run<'f> {
 
     /// A kernel thread's timer: it wakes on its CPU and preempts what runs there.
     fn timer(&mut self, id: u64) -> Result<(), SynthError> {
+        if id == TIMER_STALL {
+            return self.stall_timer();
+        }
         if id >= TIMER_DAEMON {
             return self.daemon_timer((id - TIMER_DAEMON) as usize);
         }
@@ -446,4 +486,5 @@ impl<'f> Run<'f> {
     }
 }
 
+mod chains;
 mod inject;

@@ -7,6 +7,8 @@
 
 use crate::script::{Script, View};
 use analysis::check::{CheckRequest, check};
+use analysis::critical_path::{Target, critical_path};
+use analysis::idle::IdleIndex;
 use analysis::occupancy::{cpu_queue_length, idle_while_waiting};
 use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, Window, WindowRequest};
@@ -110,6 +112,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload: min_lost, affinity: None };
     let findings = check(&model, &request);
     summary.incidents = findings.incidents.len();
+    critical_path_sums_to_its_window(&model, window);
     levels_agree_with_rows(&model, &rows, &filter, &coloring);
     let pages = vec![
         graph(&model, &timeline),
@@ -120,6 +123,16 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         summary.svg_bytes = svg_size(pages);
     }
     Outcome::Analysed(summary)
+}
+
+/// The critical path of the first exec'd task (else the first task) over the window gives
+/// every nanosecond one cause, on any model.
+fn critical_path_sums_to_its_window(model: &Model, window: Window) {
+    let Some(task) = model.first_exec().or_else(|| model.tasks().ids().nth(1)) else { return };
+    let index = IdleIndex::new(model);
+    let target = Target { window, ..Target::task(model, task) };
+    let path = critical_path(model, &index, &target, None, 3);
+    assert_eq!(path.breakdown.total_ns(), window.len().0, "the critical path's parts sum to its window");
 }
 
 /// Several timeline levels from one placement of the runs are the levels computed one

@@ -15,7 +15,7 @@ use model::{Cpu, Model, Nanos, TaskId};
 const RECENT: usize = 8;
 
 /// Where each task ran in the whole trace.
-pub(super) struct Placement(Vec<Places>);
+pub(crate) struct Placement(Vec<Places>);
 
 /// One task's runs: how many, when, and its last run on each of the CPUs it ran on last.
 #[derive(Clone, Debug, Default)]
@@ -37,7 +37,7 @@ struct Place {
 
 /// A task that ran only on some CPUs from some moment on, to the end of the trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Confinement {
+pub(crate) struct Confinement {
     /// From when: the end of its last run elsewhere, or the start of time when it never
     /// ran elsewhere (a new task waits before its first run).
     pub since: Nanos,
@@ -88,7 +88,7 @@ impl Places {
 }
 
 impl Placement {
-    pub(super) fn of(model: &Model) -> Placement {
+    pub(crate) fn of(model: &Model) -> Placement {
         let mut places = vec![Places::default(); model.tasks().len()];
         for timeline in model.cpus() {
             for segment in timeline.segments().iter().filter(|s| s.task != TaskId::IDLE) {
@@ -102,7 +102,7 @@ impl Placement {
 
     /// Where `task` ran from the end of its last run outside `within` to the end of the
     /// trace, if it ran at all since (and only on CPUs kept per task).
-    pub(super) fn confined(&self, task: TaskId, within: &[Cpu]) -> Option<Confinement> {
+    pub(crate) fn confined(&self, task: TaskId, within: &[Cpu]) -> Option<Confinement> {
         let places = self.0.get(task.index()).filter(|p| p.runs > 0)?;
         let recent = places.latest_first();
         let outside = recent.iter().find(|p| !within.contains(&p.cpu));
@@ -132,7 +132,7 @@ impl Placement {
     /// The task's confinements, shortest first: the CPU it ran on last since it last ran
     /// elsewhere, then the last two since it last ran on a third, and so on, to its whole
     /// life (when it ran on no more CPUs than are kept).
-    pub(super) fn confinements(&self, task: TaskId) -> Vec<Confinement> {
+    pub(crate) fn confinements(&self, task: TaskId) -> Vec<Confinement> {
         let Some(places) = self.0.get(task.index()).filter(|p| p.runs > 0) else { return Vec::new() };
         let recent = places.latest_first();
         (1..=recent.len())

@@ -3,6 +3,7 @@
 
 mod check;
 mod common;
+mod critical_path;
 mod damaged;
 mod errors;
 mod export;
