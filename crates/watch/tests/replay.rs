@@ -1,0 +1,121 @@
+//! The streaming detector on recorded traces replayed page by page in real-time order,
+//! in chunks, as the live readers deliver them: what it reports must be what `check`
+//! finds in the whole file.
+
+use analysis::check::{Affinity, CheckRequest, Incident, check};
+use analysis::{TaskFilter, WindowRequest};
+use model::{Detail, Model, Nanos};
+use tracedat::Trace;
+use watch::{DetectOptions, Detector, Ring, Setup};
+
+/// Episodes as compared: kind, CPUs, start and end.
+type Key = (String, Vec<u32>, u64, u64);
+
+fn key(incident: &Incident) -> Key {
+    (incident.kind.name().to_string(), incident.cpus.iter().map(|c| c.0).collect(), incident.start.0, incident.end.0)
+}
+
+/// `check`'s episodes on the whole file.
+fn checked(trace: &Trace, min_lost: Nanos) -> Vec<Key> {
+    let (model, _) = Model::build(trace, Detail::FULL, &mut |_| {}).unwrap();
+    let (window, _) = WindowRequest::default().resolve(&model).unwrap();
+    let affinity = trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+    let filter = TaskFilter::default();
+    let request =
+        CheckRequest { window, filter: &filter, min_lost, min_overload: Nanos(u64::MAX), affinity: affinity.as_ref() };
+    let mut keys: Vec<Key> = check(&model, &request).episodes().map(key).collect();
+    keys.sort_by_key(|k| (k.2, k.3));
+    keys
+}
+
+/// Each CPU's pages with their times, as the recorder read them.
+fn pages_of(trace: &Trace, setup: &Setup) -> Vec<Vec<(u64, u64, Vec<u8>)>> {
+    let layout = setup.layout();
+    (0..trace.cpu_count())
+        .map(|cpu| {
+            let mut pages = Vec::new();
+            trace
+                .raw_pages(cpu, |bytes| {
+                    if let Some(page) = watch::Page::parse(bytes, &layout) {
+                        pages.push((page.first_ns, page.last_ns, bytes.to_vec()));
+                    }
+                })
+                .unwrap();
+            pages
+        })
+        .collect()
+}
+
+/// What the detector reports when the trace's pages arrive `chunk_ns` of trace time at a
+/// time (a page once its last event happened), with a tick after each chunk.
+fn replayed(trace: &Trace, options: DetectOptions, chunk_ns: u64) -> (Vec<Key>, Vec<u64>) {
+    let setup = Setup::of_trace(trace);
+    let cpus = pages_of(trace, &setup);
+    let start = cpus.iter().filter_map(|p| p.first()).map(|p| p.0).min().unwrap();
+    let end = cpus.iter().filter_map(|p| p.last()).map(|p| p.1).max().unwrap();
+    let mut ring = Ring::new(setup.layout(), trace.cpu_count());
+    let mut detector = Detector::new(options);
+    let mut next = vec![0; cpus.len()];
+    let (mut found, mut lags) = (Vec::new(), Vec::new());
+    let mut now = start;
+    loop {
+        now = (now + chunk_ns).min(end);
+        for (cpu, pages) in cpus.iter().enumerate() {
+            while next[cpu] < pages.len() && pages[next[cpu]].1 <= now {
+                ring.add_page(cpu as u32, &pages[next[cpu]].2);
+                next[cpu] += 1;
+            }
+            // Drained: complete up to now, or to just before the next page's first event.
+            let until = pages.get(next[cpu]).map_or(now, |p| now.min(p.0.saturating_sub(1)));
+            ring.drained(cpu as u32, until);
+        }
+        let at_end = now == end;
+        let watermark = ring.watermark(None).unwrap_or(start);
+        for incident in detector.tick(&setup, &ring, watermark, at_end).unwrap() {
+            lags.push(now - incident.end.0);
+            found.push(key(&incident));
+        }
+        ring.evict_before(detector.keep_from(watermark, 10_000_000_000));
+        if at_end {
+            break;
+        }
+    }
+    found.sort_by_key(|k| (k.2, k.3));
+    (found, lags)
+}
+
+fn options(min_lost: Nanos, lookback_ns: u64) -> DetectOptions {
+    DetectOptions { min_lost, settle_ns: 300_000_000, lookback_ns, spill_dir: std::env::temp_dir() }
+}
+
+#[test]
+fn pinned_spinners_streamed_give_checks_episodes() {
+    let trace = Trace::open(refcheck::fixture("spin-pinned-record.dat")).unwrap();
+    let min_lost = analysis::check::DEFAULT_MIN_LOST;
+    let expected = checked(&trace, min_lost);
+    assert!(expected.iter().any(|k| k.0 == "work-conservation" && k.3 - k.2 > 200_000_000), "{expected:?}");
+    let (found, lags) = replayed(&trace, options(min_lost, 10_000_000_000), 100_000_000);
+    assert_eq!(found, expected);
+    eprintln!("lags (ms): {:?}", lags.iter().map(|l| l / 1_000_000).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_short_lookback_still_sees_the_long_episode_whole() {
+    let trace = Trace::open(refcheck::fixture("spin-pinned-record.dat")).unwrap();
+    let min_lost = Nanos(10_000_000);
+    let expected = checked(&trace, min_lost);
+    assert_eq!(expected.len(), 1, "{expected:?}");
+    let (found, lags) = replayed(&trace, options(min_lost, 400_000_000), 50_000_000);
+    assert_eq!(found, expected);
+    eprintln!("lags (ms): {:?}", lags.iter().map(|l| l / 1_000_000).collect::<Vec<_>>());
+}
+
+#[test]
+fn unpinned_spinners_streamed_give_checks_episodes() {
+    let trace = Trace::open(refcheck::fixture("spin-unpinned-record.dat")).unwrap();
+    for min_lost in [analysis::check::DEFAULT_MIN_LOST, Nanos(10_000_000)] {
+        let expected = checked(&trace, min_lost);
+        let (found, _) = replayed(&trace, options(min_lost, 10_000_000_000), 100_000_000);
+        assert_eq!(found, expected, "min_lost {min_lost:?}");
+    }
+}
