@@ -24,6 +24,7 @@ mod stats;
 mod synth;
 mod topology;
 mod view;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -76,6 +77,9 @@ enum Command {
     /// Compare two traces: timelines and running/waiting on one scale, and what differs,
     /// ranked by how much of the difference in running time it accounts for.
     Compare(compare::Args),
+    /// Watch the machine live (as root) for episodes of waste, keeping only those: each is
+    /// written with the seconds before it as a trace.dat and told in one line.
+    Watch(watch::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Watch(args) => watch::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
