@@ -61,6 +61,9 @@ pub struct Args {
     buffer_kb: u32,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// At the end, also write what the ring holds then (the last --keep seconds) here.
+    #[arg(long, value_name = "FILE")]
+    ring_at_exit: Option<PathBuf>,
     /// Watch while this command runs, with its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -128,9 +131,10 @@ pub fn run(args: Args) -> Result<Outcome> {
         exit = child.wait().ok();
     }
     watcher.tick(true)?;
-    if let Ok(path) = std::env::var("SCHEDLENS_WATCH_DEBUG") {
-        let span = (0, u64::MAX);
-        watch::write_incident(&watcher.setup, &watcher.ring, span, FileVersion::V6, std::path::Path::new(&path))?;
+    if let Some(path) = &args.ring_at_exit {
+        let version = FileVersion::V7 { compression: Codec::Zstd };
+        watch::write_incident(&watcher.setup, &watcher.ring, (0, u64::MAX), version, path)
+            .with_context(|| format!("writing the ring to {}", path.display()))?;
     }
     drop(watcher.progress.take());
     watcher.summary()?;

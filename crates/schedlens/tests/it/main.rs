@@ -17,3 +17,4 @@ mod robust;
 mod runs;
 mod synth;
 mod view;
+mod watch;
