@@ -157,6 +157,7 @@ fn pass_on(child: &Child, signal: i32) {
 /// The ring, the detector and what was told.
 struct Watcher {
     setup: Setup,
+    affinity_at_start: Vec<tracedat::TaskAffinity>,
     cpus: Vec<u32>,
     ring: Ring,
     detector: Detector,
@@ -195,6 +196,7 @@ impl Watcher {
         };
         Watcher {
             ring: Ring::new(live.layout, live.cpu_count),
+            affinity_at_start: live.context.affinity.clone(),
             cpus: live.cpus.clone(),
             setup,
             detector: Detector::new(options),
@@ -230,6 +232,8 @@ impl Watcher {
         let Some(watermark) = self.ring.watermark(Some(&self.cpus)) else { return Ok(()) };
         let found = self.detector.tick(&self.setup, &self.ring, watermark, at_end).context("detecting")?;
         if !found.is_empty() {
+            // The tasks' affinity now (tasks started since), after that of the start.
+            self.setup.context.affinity = self.affinity_at_start.clone();
             self.setup.context.affinity.extend(::record::every_task_affinity());
         }
         for incident in found {

@@ -49,13 +49,33 @@ fn pages_of(trace: &Trace, setup: &Setup) -> Vec<Vec<(u64, u64, Vec<u8>)>> {
 /// What the detector reports when the trace's pages arrive `chunk_ns` of trace time at a
 /// time (a page once its last event happened), with a tick after each chunk.
 fn replayed(trace: &Trace, options: DetectOptions, chunk_ns: u64) -> (Vec<Key>, Vec<u64>) {
+    let (found, lags, _) = replayed_with_ring(trace, options, chunk_ns, None);
+    (found, lags)
+}
+
+/// As [`replayed`], with the losses the ring saw and the detector's count of episodes
+/// left out for them; with `lose`, the kernel says events of that CPU were lost before
+/// its first page after that time.
+fn replayed_with_ring(
+    trace: &Trace,
+    options: DetectOptions,
+    chunk_ns: u64,
+    lose: Option<(usize, u64)>,
+) -> (Vec<Key>, Vec<u64>, (Vec<watch::Loss>, u64)) {
     let setup = Setup::of_trace(trace);
-    let cpus = pages_of(trace, &setup);
+    let mut cpus = pages_of(trace, &setup);
+    if let Some((cpu, after)) = lose {
+        let layout = setup.layout();
+        let page = cpus[cpu].iter_mut().find(|p| p.0 > after).expect("a page after the loss");
+        // The commit word's "events were lost before this page" flag (count not stored).
+        page.2[layout.commit_offset + 3] |= 0x80;
+    }
     let start = cpus.iter().filter_map(|p| p.first()).map(|p| p.0).min().unwrap();
     let end = cpus.iter().filter_map(|p| p.last()).map(|p| p.1).max().unwrap();
     let mut ring = Ring::new(setup.layout(), trace.cpu_count());
     let mut detector = Detector::new(options);
     let mut next = vec![0; cpus.len()];
+    let mut losses = Vec::new();
     let (mut found, mut lags) = (Vec::new(), Vec::new());
     let mut now = start;
     loop {
@@ -75,13 +95,18 @@ fn replayed(trace: &Trace, options: DetectOptions, chunk_ns: u64) -> (Vec<Key>, 
             lags.push(now - incident.end.0);
             found.push(key(&incident));
         }
+        for loss in ring.losses() {
+            if !losses.contains(loss) {
+                losses.push(*loss);
+            }
+        }
         ring.evict_before(detector.keep_from(watermark, 10_000_000_000));
         if at_end {
             break;
         }
     }
     found.sort_by_key(|k| (k.2, k.3));
-    (found, lags)
+    (found, lags, (losses, detector.totals.suppressed_by_losses))
 }
 
 fn options(min_lost: Nanos, lookback_ns: u64) -> DetectOptions {
@@ -118,4 +143,27 @@ fn unpinned_spinners_streamed_give_checks_episodes() {
         let (found, _) = replayed(&trace, options(min_lost, 10_000_000_000), 100_000_000);
         assert_eq!(found, expected, "min_lost {min_lost:?}");
     }
+}
+
+#[test]
+fn episodes_around_lost_events_are_never_incidents() {
+    // The pinned spinners' long episode, with a loss reported on CPU 0 in its middle.
+    let trace = Trace::open(refcheck::fixture("spin-pinned-record.dat")).unwrap();
+    let min_lost = analysis::check::DEFAULT_MIN_LOST;
+    let expected = checked(&trace, min_lost);
+    let long = expected.iter().find(|k| k.3 - k.2 > 200_000_000).unwrap().clone();
+    let middle = (long.2 + long.3) / 2;
+    let (found, _, (losses, suppressed)) =
+        replayed_with_ring(&trace, options(min_lost, 10_000_000_000), 100_000_000, Some((0, middle)));
+    assert_eq!(losses.len(), 1);
+    assert!(suppressed >= 1);
+    for incident in &found {
+        let touches = losses.iter().any(|l| l.after_ns <= incident.3 && incident.2 <= l.before_ns);
+        assert!(!touches, "{incident:?} touches a loss: {losses:?}");
+    }
+    // The episodes away from the loss are still reported as check finds them.
+    let away: Vec<&Key> = expected.iter().filter(|k| k.3 < losses[0].after_ns).collect();
+    assert!(!away.is_empty());
+    assert!(away.iter().all(|k| found.contains(k)), "{found:?} {expected:?}");
+    assert!(!found.iter().any(|k| k.2 <= middle && middle <= k.3), "{found:?}");
 }
