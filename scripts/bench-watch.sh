@@ -18,7 +18,7 @@ bin=$PWD/target/release/schedlens
 tcr=$PWD/../shared/tools/trace-cmd-record
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-workload=(hackbench -g 4 -l 2000)
+workload=(hackbench -g 4 -l 500)
 
 median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 # hackbench's own "Time: S" line.
