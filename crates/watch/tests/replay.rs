@@ -167,3 +167,33 @@ fn episodes_around_lost_events_are_never_incidents() {
     assert!(away.iter().all(|k| found.contains(k)), "{found:?} {expected:?}");
     assert!(!found.iter().any(|k| k.2 <= middle && middle <= k.3), "{found:?}");
 }
+
+#[test]
+fn an_incident_file_holds_the_episode_for_check_and_trace_cmd() {
+    let trace = Trace::open(refcheck::fixture("spin-pinned-record.dat")).unwrap();
+    let min_lost = Nanos(10_000_000);
+    let expected = checked(&trace, min_lost);
+    let setup = Setup::of_trace(&trace);
+    let mut ring = Ring::new(setup.layout(), trace.cpu_count());
+    for (cpu, pages) in pages_of(&trace, &setup).iter().enumerate() {
+        pages.iter().for_each(|p| ring.add_page(cpu as u32, &p.2));
+    }
+    let watermark = ring.watermark(None).unwrap();
+    let mut detector = Detector::new(options(min_lost, 10_000_000_000));
+    let found = detector.tick(&setup, &ring, watermark, true).unwrap();
+    assert_eq!(found.iter().map(key).collect::<Vec<_>>(), expected);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    for keep_ns in [300_000_000, 10_000_000_000] {
+        let path = dir.join(format!("watch-incident-{keep_ns}.dat"));
+        let span = watch::incident_span(&found[0], keep_ns, watermark);
+        let version = tracedat::FileVersion::V7 { compression: tracedat::compress::Codec::Zstd };
+        watch::write_incident(&setup, &ring, span, version, &path).unwrap();
+        let file = Trace::open(&path).unwrap();
+        assert_eq!(file.recorded_context(), trace.recorded_context(), "the recorded context is kept");
+        assert_eq!(checked(&file, min_lost), expected, "check on the incident file (keep {keep_ns} ns)");
+        match std::process::Command::new("trace-cmd").args(["report", "-i"]).arg(&path).output() {
+            Ok(report) => assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr)),
+            Err(_) => eprintln!("trace-cmd is not installed: its reading of {} is not checked", path.display()),
+        }
+    }
+}
