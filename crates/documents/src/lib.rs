@@ -14,6 +14,7 @@ pub mod page;
 pub mod runs;
 mod schema_doc;
 pub mod stats;
+pub mod watch;
 
 pub use schema_doc::markdown;
 
@@ -52,6 +53,14 @@ pub fn catalogue() -> Vec<Entry> {
         entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
         entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),
         entry::<runs::RunsSummary>("runs summary", "`summary.json` in a `schedlens runs` results directory"),
+        entry::<watch::WatchIncident>(
+            "watch incident",
+            "`schedlens watch --format json`, on stdout: one line per incident as it is found",
+        ),
+        entry::<watch::WatchSummary>(
+            "watch summary",
+            "`schedlens watch --format json`, on stdout: one line on exit and on SIGUSR1",
+        ),
         entry::<page::Meta>(
             "viewer meta",
             "`schedlens view`: `GET /api/meta`, and in the page it serves as `<script id=\"meta\">`",

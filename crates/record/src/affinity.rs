@@ -71,7 +71,7 @@ impl Drop for AffinityWatch {
 }
 
 /// Every task of the system now.
-pub(crate) fn every_task() -> Vec<TaskAffinity> {
+pub fn every_task() -> Vec<TaskAffinity> {
     let mut seen = Vec::new();
     for pid in numeric_entries(Path::new("/proc")) {
         for tid in numeric_entries(&Path::new("/proc").join(pid.to_string()).join("task")) {

@@ -11,6 +11,7 @@
 mod affinity;
 mod error;
 mod events;
+mod live;
 mod machine;
 mod output;
 mod reader;
@@ -19,10 +20,12 @@ mod state;
 mod tracefs;
 mod workload;
 
+pub use affinity::every_task as every_task_affinity;
 pub use error::RecordError;
 pub use events::EventName;
+pub use live::{Delivery, Live, LiveOptions, LiveSetup};
 pub use machine::topology_from as sysfs_topology;
 pub use reader::Losses;
-pub use session::{DEFAULT_BUFFER_KB, RecordOptions, Recording, record};
+pub use session::{DEFAULT_BUFFER_KB, RecordOptions, Recording, cpu_time, record};
 pub use tracefs::check_privileges;
 pub use workload::{Ended, Workload};

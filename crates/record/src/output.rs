@@ -77,7 +77,7 @@ impl Output {
 }
 
 /// The page layout and page size `header_page` describes (the page ends with `data`).
-fn page_format(header_page: &str) -> Option<(PageLayout, usize)> {
+pub(crate) fn page_format(header_page: &str) -> Option<(PageLayout, usize)> {
     let fields = parse_field_list(header_page, 8).ok()?;
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     let layout = PageLayout::from_header_fields(&fields, endian)?;

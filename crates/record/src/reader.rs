@@ -40,7 +40,7 @@ impl Losses {
         self.unknown += other.unknown;
     }
 
-    fn count(&mut self, missed: Missed) {
+    pub(crate) fn count(&mut self, missed: Missed) {
         match missed {
             Missed::None => {}
             Missed::Unknown => self.unknown += 1,

@@ -51,6 +51,8 @@ pub struct Recording {
     pub elapsed: Duration,
     /// CPU time (user and system) this process used, readers and writing included.
     pub cpu_time: Duration,
+    /// Killed instances whose tracefs changes were put back before recording.
+    pub recovered: Vec<restore::Recovered>,
 }
 
 /// Records a trace as `options` say and writes it.
@@ -59,6 +61,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let interrupts =
         restore::Interrupts::start().map_err(|source| RecordError::System { context: "catching signals", source })?;
     let mut guard = TracefsGuard::open()?;
+    let recovered = std::mem::take(&mut guard.recovered);
     let mut context = RecordedContext {
         topology: machine::topology().map(|t| t.to_lscpu()),
         tunables: machine::tunables(),
@@ -99,7 +102,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let (pages, losses) = collect(&mut output, results)?;
     let file_size = output.writer.write_file(&options.output)?;
     restored?;
-    Ok(Recording { events, cpus, pages, file_size, losses, ended, elapsed, cpu_time: cpu_time()? })
+    Ok(Recording { events, cpus, pages, file_size, losses, ended, elapsed, cpu_time: cpu_time()?, recovered })
 }
 
 /// Tracing off, buffers sized (and clock set), emptied, events on.
@@ -122,7 +125,7 @@ fn prepare_tracefs(
 }
 
 /// Every CPU tracefs has a directory for.
-fn possible_cpus(fs: &Tracefs) -> Result<Vec<u32>, RecordError> {
+pub(crate) fn possible_cpus(fs: &Tracefs) -> Result<Vec<u32>, RecordError> {
     let dir = fs.path("per_cpu");
     let entries = std::fs::read_dir(&dir).map_err(|e| RecordError::file(&dir, e))?;
     let mut cpus: Vec<u32> =
@@ -132,7 +135,7 @@ fn possible_cpus(fs: &Tracefs) -> Result<Vec<u32>, RecordError> {
 }
 
 /// The online CPUs, or those of them in `requested`.
-fn recorded_cpus(requested: Option<&str>) -> Result<Vec<u32>, RecordError> {
+pub(crate) fn recorded_cpus(requested: Option<&str>) -> Result<Vec<u32>, RecordError> {
     let path = "/sys/devices/system/cpu/online";
     let text = std::fs::read_to_string(path).map_err(|e| RecordError::file(path, e))?;
     let online = parse_cpu_list(&text).ok_or_else(|| RecordError::Content { path: path.into(), text })?;
@@ -162,7 +165,7 @@ fn collect(output: &mut Output, results: Vec<CpuResult>) -> Result<(u64, Losses)
 }
 
 /// User and system time of this process, all threads.
-fn cpu_time() -> Result<Duration, RecordError> {
+pub fn cpu_time() -> Result<Duration, RecordError> {
     // SAFETY: rusage is plain data that getrusage fills.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {

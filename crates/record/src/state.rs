@@ -3,7 +3,8 @@
 //! unmounted at the end), each file's value is remembered before its first write, and all
 //! is undone in reverse order when the recording ends, or by `Drop` on every other way out
 //! (errors, panics), so a failed or interrupted recording never leaves events enabled or a
-//! resized buffer.
+//! resized buffer. The changes are journaled (`restore::JOURNAL_DIR`): after a SIGKILL,
+//! the next recording or watch puts them back first.
 
 use crate::error::RecordError;
 use crate::tracefs::{TRACEFS, Tracefs};
@@ -13,14 +14,20 @@ use std::path::Path;
 pub(crate) struct TracefsGuard {
     fs: Tracefs,
     guard: restore::Guard,
+    /// What killed instances had left changed, put back before this one began.
+    pub recovered: Vec<restore::Recovered>,
 }
 
 impl TracefsGuard {
-    /// The mounted tracefs, mounting it when it is not.
+    /// The mounted tracefs, mounting it when it is not, after putting back what an
+    /// instance killed while it traced left changed (its journal); the changes from here
+    /// on are journaled in turn.
     pub fn open() -> Result<TracefsGuard, RecordError> {
-        let mut guard = restore::Guard::new();
+        let journals = Path::new(restore::JOURNAL_DIR);
+        let recovered = restore::recover(journals);
+        let mut guard = restore::Guard::journaled(journals);
         let root = guard.mount("tracefs", Path::new(TRACEFS))?;
-        Ok(TracefsGuard { fs: Tracefs::at(root), guard })
+        Ok(TracefsGuard { fs: Tracefs::at(root), guard, recovered })
     }
 
     pub fn fs(&self) -> &Tracefs {

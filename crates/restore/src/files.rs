@@ -4,6 +4,7 @@
 //! however the program ends; [`Guard`] does both, for any of them, and for the pseudo file
 //! systems it had to mount to reach them.
 
+use crate::journal::Journal;
 use crate::mounts;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -46,7 +47,7 @@ pub enum Error {
 
 /// One change the guard undoes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Change {
+pub(crate) enum Change {
     /// A file about to be written, with the value that puts it back.
     File { path: PathBuf, original: String },
     /// A pseudo file system mounted here.
@@ -70,11 +71,28 @@ pub struct Guard {
     /// In the order made.
     changes: Vec<Change>,
     restored: bool,
+    /// Where the changes are also kept on disk, if they are.
+    journal: Option<Journal>,
 }
 
 impl Guard {
     pub fn new() -> Guard {
         Guard::default()
+    }
+
+    /// A guard that also keeps its changes in a journal in `dir` (see [`crate::recover`]),
+    /// so that a later instance can undo them should this process be killed; without one
+    /// when `dir` cannot be written.
+    pub fn journaled(dir: &Path) -> Guard {
+        Guard { changes: Vec::new(), restored: false, journal: Journal::create(dir) }
+    }
+
+    fn record(&mut self, change: Change) {
+        self.changes.push(change);
+        if let Some(journal) = &self.journal {
+            // Best effort: a journal that cannot be written only loses the SIGKILL case.
+            let _ = journal.write(&self.changes);
+        }
     }
 
     /// Where a pseudo file system (`tracefs`, `debugfs`) is mounted; when it is nowhere, it
@@ -85,7 +103,7 @@ impl Guard {
         }
         let failed = |source| Error::Mount { fstype: fstype.to_string(), path: target.to_path_buf(), source };
         mounts::mount(fstype, target).map_err(failed)?;
-        self.changes.push(Change::Mount { path: target.to_path_buf() });
+        self.record(Change::Mount { path: target.to_path_buf() });
         Ok(target.to_path_buf())
     }
 
@@ -97,7 +115,7 @@ impl Guard {
         }
         let text = read_text(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         let original = restorable_value(&text).ok_or_else(|| Error::Content { path: path.to_path_buf(), text })?;
-        self.changes.push(Change::File { path: path.to_path_buf(), original: original.clone() });
+        self.record(Change::File { path: path.to_path_buf(), original: original.clone() });
         Ok(original)
     }
 
@@ -115,7 +133,11 @@ impl Guard {
 
     fn restore_all(&mut self) -> Vec<Error> {
         self.restored = true;
-        self.changes.iter().rev().filter_map(|change| undo(change).err()).collect()
+        let errors = self.changes.iter().rev().filter_map(|change| undo(change).err()).collect();
+        if let Some(journal) = &self.journal {
+            journal.remove();
+        }
+        errors
     }
 }
 
@@ -130,7 +152,7 @@ impl Drop for Guard {
     }
 }
 
-fn undo(change: &Change) -> Result<(), Error> {
+pub(crate) fn undo(change: &Change) -> Result<(), Error> {
     match change {
         Change::File { path, original } => write(path, original),
         Change::Mount { path } => {

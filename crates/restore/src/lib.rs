@@ -13,17 +13,20 @@
 //!   ended at once.
 //!
 //! Only SIGKILL or a crash skips the undoing. The guard's changes are one ordered list of
-//! plain data (file and original value, or mount point), undone by replaying it backwards:
-//! the shape a journal on disk needs, so that a later instance (`schedlens watch`, issue 34)
-//! can find what a killed one left changed and put it back.
+//! plain data (file and original value, or mount point), undone by replaying it backwards;
+//! a journaled guard ([`Guard::journaled`]) also keeps that list on disk, so that a later
+//! instance ([`recover`]: `schedlens record` and `watch` call it first) finds what a
+//! killed one left changed and puts it back.
 
 mod files;
+mod journal;
 mod mounts;
 mod signals;
 
 pub use files::{Error, Guard, read_text, restorable_value, selected};
+pub use journal::{JOURNAL_DIR, Recovered, recover};
 pub use mounts::mount_point;
-pub use signals::{ExitAtOnce, Exited, Interrupts, PassOn};
+pub use signals::{ExitAtOnce, Exited, Interrupts, PassOn, flag_on};
 
 #[cfg(test)]
 mod tests;

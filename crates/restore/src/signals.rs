@@ -189,6 +189,14 @@ impl Shared {
     }
 }
 
+/// A flag set each time `signal` comes (SIGUSR1: `watch` prints its summary), for a
+/// loop to poll and clear; the signal no longer ends the process.
+pub fn flag_on(signal: i32) -> io::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal, Arc::clone(&flag))?;
+    Ok(flag)
+}
+
 fn exit_by(signal: i32) -> ! {
     std::process::exit(128 + signal)
 }

@@ -25,6 +25,7 @@ mod stats;
 mod synth;
 mod topology;
 mod view;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -81,6 +82,9 @@ enum Command {
     /// running, waiting while a core idled (the scheduler's cost), pinning, contention,
     /// blocked, unknown.
     CriticalPath(critical_path::Args),
+    /// Watch the machine live (as root) for episodes of waste, keeping only those: each is
+    /// written with the seconds before it as a trace.dat and told in one line.
+    Watch(watch::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
         Command::Runs(args) => runs::run(args),
         Command::Compare(args) => compare::run(args),
         Command::CriticalPath(args) => critical_path::run(args),
+        Command::Watch(args) => watch::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

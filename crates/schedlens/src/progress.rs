@@ -35,6 +35,19 @@ impl Progress {
         Progress { bar: Some(bar) }
     }
 
+    /// A status line without a length (its message set as the work goes); `None` when
+    /// stderr is not a terminal.
+    pub fn status(label: &str) -> Option<Progress> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        bar.set_message(label.to_string());
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Some(Progress { bar: Some(bar) })
+    }
+
     fn new(total: u64, label: &str, template: &str) -> Progress {
         if !std::io::stderr().is_terminal() || total == 0 {
             return Progress { bar: None };

@@ -89,7 +89,23 @@ fn seconds(text: &str) -> Result<f64, String> {
     Duration::try_from_secs_f64(value).map(|_| value).map_err(|_| format!("{text:?} seconds is too long"))
 }
 
+/// Says what killed instances had left changed in tracefs and was put back.
+pub fn tell_recovered(recovered: &[restore::Recovered]) {
+    for r in recovered {
+        eprintln!(
+            "schedlens: note: schedlens pid {} was killed while tracing; its {} tracefs changes were reset{}",
+            r.pid,
+            r.changes,
+            match r.errors.first() {
+                None => String::new(),
+                Some(error) => format!(" except {} ({error})", r.errors.len()),
+            }
+        );
+    }
+}
+
 fn report(args: &Args, r: &Recording) {
+    tell_recovered(&r.recovered);
     let wall = r.elapsed.as_secs_f64();
     eprintln!(
         "schedlens: recorded {} event types on {} CPUs for {wall:.3} s: {} pages, {} ({} bytes)",

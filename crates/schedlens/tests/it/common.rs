@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tracedat::format::{Element, FieldKind};
 
+/// Tests that trace (record, watch) take turns: there is one tracefs.
+pub static TRACEFS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The standard output of a successful run, as bytes.
 pub fn schedlens_bytes(args: &[&str]) -> Vec<u8> {
     let out = Command::new(env!("CARGO_BIN_EXE_schedlens")).args(args).output().expect("run schedlens");

@@ -18,3 +18,4 @@ mod robust;
 mod runs;
 mod synth;
 mod view;
+mod watch;

@@ -4,19 +4,15 @@
 //! was after a failing command and after SIGTERM to the recorder. Where recording is not
 //! possible (not root, no tracefs, no hackbench) each test says so on stderr and passes.
 
-use crate::common::schedlens;
+use crate::common::{TRACEFS_LOCK, schedlens};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 /// The control files a recording changes, compared before and after.
 const STATE_FILES: &[&str] = &["tracing_on", "buffer_size_kb", "trace_clock", "set_event"];
-
-/// Tests that record take turns: there is one tracefs.
-static TRACEFS_LOCK: Mutex<()> = Mutex::new(());
 
 /// Why recording cannot be tested here, if it cannot.
 fn cannot_record(needs_hackbench: bool) -> Option<String> {

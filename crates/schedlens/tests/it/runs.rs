@@ -283,6 +283,7 @@ fn a_recorded_sweep_gets_metrics_and_its_extremes_compare() {
     if let Some(why) = can_record() {
         return skip("a_recorded_sweep_gets_metrics_and_its_extremes_compare", why);
     }
+    let _tracefs = crate::common::TRACEFS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let _knobs = KNOBS.lock().unwrap_or_else(|e| e.into_inner());
     let before = knob_values();
     let out = dir("runs-recorded");

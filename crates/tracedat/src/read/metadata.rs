@@ -65,6 +65,9 @@ pub struct Metadata {
     /// The kernel's long size, from the commit field of header_page.
     pub kernel_long_size: u8,
     pub formats: Formats,
+    /// The format files as stored, (system, text) in file order: what a writer copying
+    /// this trace's events into another file (`schedlens watch`'s incidents) stores again.
+    pub format_files: Vec<(String, String)>,
     /// Where the kallsyms text is; [`crate::Trace::kallsyms`] reads it when asked.
     pub(crate) kallsyms_at: KallsymsAt,
     pub printk: PrintkFormats,
@@ -247,6 +250,7 @@ impl Parts {
             page_layout,
             kernel_long_size,
             formats,
+            format_files: self.format_files,
             kallsyms_at: self.kallsyms_at,
             printk: PrintkFormats::new(self.printk),
             cmdlines: Cmdlines::parse(&self.cmdlines),

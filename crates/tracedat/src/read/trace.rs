@@ -142,6 +142,37 @@ impl Trace {
         EventStream::new(self, cursors, prefetcher, damage)
     }
 
+    /// One CPU's ring-buffer pages of the main buffer as stored (decompressed), in file
+    /// order, each `page_size` bytes, handed to `each`: what a recorder read from the
+    /// kernel, for replaying a recording page by page (`schedlens watch`'s tests). Damage
+    /// ends the CPU's pages with the error.
+    pub fn raw_pages(&self, cpu: u32, mut each: impl FnMut(&[u8])) -> Result<()> {
+        let name = crate::EventSource::buffer(self);
+        let Some(buffer) = self.meta.buffers.iter().find(|b| b.name == name) else { return Ok(()) };
+        let Some(data) = buffer.cpus.iter().find(|c| c.cpu == cpu) else { return Ok(()) };
+        let (plan, damage) = if data.compressed {
+            BlockPlan::chunks(&*self.source, data.offset, self.meta.header.endian, self.meta.header.compression)
+        } else {
+            BlockPlan::raw(data.offset, data.size, buffer.page_size, self.source.len())
+        };
+        let failed = |e: crate::read::blocks::BlockError| Error {
+            input: self.input.clone(),
+            section: crate::Section::CpuData { buffer: buffer.name.clone(), cpu },
+            offset: e.offset,
+            kind: crate::ErrorKind::Malformed(e.message),
+        };
+        if let Some(e) = damage {
+            return Err(failed(e));
+        }
+        let page_size = buffer.page_size as usize;
+        let mut block = Vec::new();
+        for index in 0..plan.block_count() {
+            plan.read_block(&*self.source, index, &mut block).map_err(failed)?;
+            block.chunks_exact(page_size).for_each(&mut each);
+        }
+        Ok(())
+    }
+
     fn selected<'a>(
         &'a self,
         selection: &'a Selection,
