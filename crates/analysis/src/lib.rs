@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod cores;
+pub mod latency;
 pub mod occupancy;
 pub mod stats;
 pub mod window;
