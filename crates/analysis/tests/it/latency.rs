@@ -14,8 +14,10 @@ fn pid(model: &Model, task: TaskId) -> i32 {
     model.tasks().get(task).pid.0
 }
 
-/// (pid, kind, start, end, cpu, placement, migrated, allowed_idle_ns) of every delay.
-fn rows(model: &Model, delays: &[Delay]) -> Vec<(i32, DelayKind, u64, u64, u32, Placement, bool, u64)> {
+/// (pid, kind, start, end, cpu, placement, migrated, allowed_idle_ns) of a delay.
+type DelayRow = (i32, DelayKind, u64, u64, u32, Placement, bool, u64);
+
+fn rows(model: &Model, delays: &[Delay]) -> Vec<DelayRow> {
     delays
         .iter()
         .map(|d| {
