@@ -12,6 +12,7 @@ pub mod check;
 pub mod cores;
 pub mod latency;
 pub mod occupancy;
+pub mod perf_sched;
 pub mod stats;
 pub mod window;
 

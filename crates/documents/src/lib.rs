@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod latency;
 pub mod page;
 pub mod runs;
 mod schema_doc;
@@ -43,6 +44,11 @@ pub fn catalogue() -> Vec<Entry> {
         entry::<Vec<stats::CpuStatsRow>>(
             "stats by CPU",
             "`schedlens stats --by cpu --format json`, on stdout: an array of rows, one per CPU",
+        ),
+        entry::<latency::LatencyReport>("latency", "`schedlens latency --format json`, on stdout"),
+        entry::<Vec<latency::PerfLatencyRow>>(
+            "latency --perf",
+            "`schedlens latency --perf --format json`, on stdout: an array of rows, one per task, as `perf sched latency -p` computes them",
         ),
         entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
         entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),
