@@ -73,7 +73,7 @@ pub struct UnknownEnds {
     pub lost: u64,
     /// Still waiting when the trace ended.
     pub trace_end: u64,
-    /// It ran without a recorded switch.
+    /// It ran without a recorded switch (seen running, or its CPU showed idle again).
     pub unrecorded: u64,
 }
 
@@ -218,10 +218,15 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
         if !accepted[wait.task.index()] {
             continue;
         }
-        if wait.end_kind != WaitEnd::Ran {
+        let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
+            WaitEnd::Unrecorded
+        } else {
+            wait.end_kind
+        };
+        if end_kind != WaitEnd::Ran {
             if window.contains(wait.start) {
                 let comm = model.comm_at(wait.task, wait.start).to_string();
-                unknown.push((wait.task, comm, wait.ran_on, wait.end_kind));
+                unknown.push((wait.task, comm, wait.ran_on, end_kind));
             }
             continue;
         }
@@ -316,6 +321,17 @@ fn summarise(delays: &mut [&Delay], unknown: UnknownEnds) -> Group {
     let (mut preemptions, mut wakeups): (Vec<&Delay>, Vec<&Delay>) =
         delays.iter().partition(|d| d.kind == DelayKind::Preemption);
     Group { wakeups: Summary::of(&mut wakeups), preemptions: Summary::of(&mut preemptions), unknown }
+}
+
+/// Whether `task` began running on `cpu` at `time` by a recorded `sched_switch` (the
+/// model also ends a wait where it first sees the task running without one: when it
+/// really began to run is unknown then).
+fn switched_in(model: &Model, task: TaskId, cpu: Cpu, time: Nanos) -> bool {
+    let Some(timeline) = model.cpu(cpu) else { return false };
+    let segments = timeline.segments();
+    let first = segments.first_starting_at_or_after(time);
+    let last = segments.first_starting_after(time);
+    segments.iter_range(first..last).any(|s| s.task == task && s.started_by_switch())
 }
 
 /// For each wait (by index), the wakeup that began it.

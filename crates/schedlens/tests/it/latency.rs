@@ -119,3 +119,68 @@ fn per_switch_times_equal_perf_sched_timehist() {
     }
     assert!(compared >= 1000, "{compared} switches compared");
 }
+
+/// Per pid (tasks of a reused pid together) wakeup latencies from `latency --by task`.
+fn our_wakeup_latencies(path: &Path) -> BTreeMap<i32, refcheck::WakeupLatency> {
+    let json: serde_json::Value =
+        serde_json::from_str(&schedlens(&["latency", "--by", "task", "--format", "json", path.to_str().unwrap()]))
+            .expect("latency JSON");
+    let mut ours: BTreeMap<i32, refcheck::WakeupLatency> = BTreeMap::new();
+    for row in json["rows"].as_array().expect("rows") {
+        let wakeups = &row["delays"]["wakeups"];
+        if wakeups["count"].as_u64() == Some(0) {
+            continue;
+        }
+        let latency = ours.entry(row["pid"].as_i64().unwrap() as i32).or_default();
+        latency.count += wakeups["count"].as_u64().unwrap();
+        latency.total_ns += wakeups["total_ns"].as_u64().unwrap();
+        latency.max_ns = latency.max_ns.max(wakeups["max"]["latency_ns"].as_u64().unwrap());
+    }
+    ours
+}
+
+#[test]
+fn wakeup_latency_agrees_with_an_independent_count_from_trace_cmd() {
+    let names = std::env::var("SCHEDLENS_LATENCY_FIXTURES").ok();
+    let chosen =
+        ["hackbench-v7zstd.dat", "barrier-v7zstd.dat", "scenario-forkexec-v7zstd.dat", "spin-unpinned-record.dat"];
+    let mut compared = 0;
+    for path in refcheck::fixtures() {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if names.as_deref().map_or(!chosen.contains(&name.as_str()), |n| n != "all" && !n.split(',').any(|x| x == name))
+        {
+            continue;
+        }
+        let reference = refcheck::report(&path).unwrap_or_else(|e| panic!("{e}"));
+        let Ok(expected) = reference.wakeup_latencies() else { continue };
+        if !reference.events().any(|e| e.event == "sched_switch") {
+            continue;
+        }
+        // The reference knows nothing of switches the kernel did not record: the tasks
+        // around one are left out.
+        let unsure: std::collections::BTreeSet<i32> = refcheck::switch_chain_breaks(reference.events())
+            .iter()
+            .flat_map(|b| [b.expected_prev, b.prev_pid])
+            .collect();
+        let mut ours = our_wakeup_latencies(&path);
+        let mut expected = expected;
+        ours.retain(|pid, _| !unsure.contains(pid));
+        expected.retain(|pid, _| !unsure.contains(pid));
+        eprintln!("{name}: {} tasks, {} left out", expected.len(), unsure.len());
+        let differences: Vec<String> = expected
+            .keys()
+            .chain(ours.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|pid| {
+                let (e, o) =
+                    (expected.get(pid).copied().unwrap_or_default(), ours.get(pid).copied().unwrap_or_default());
+                (e != o).then(|| format!("pid {pid}: trace-cmd {e:?}, schedlens {o:?}"))
+            })
+            .take(5)
+            .collect();
+        assert!(differences.is_empty(), "{}:\n{}", path.display(), differences.join("\n"));
+        compared += 1;
+    }
+    assert!(compared >= 1, "no trace compared");
+}
