@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod cores;
+pub mod idle;
 pub mod latency;
 pub mod occupancy;
 pub mod perf_sched;
