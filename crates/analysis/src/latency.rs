@@ -13,6 +13,7 @@
 //! [`bucket_edges_ns`]) and nearest-rank percentiles of the exact values.
 
 use crate::check::Affinity;
+use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd};
 use std::collections::BTreeMap;
@@ -56,7 +57,7 @@ pub struct Delay {
     /// It ran on another CPU than the one it last ran on.
     pub migrated: bool,
     /// Time during the wait that another CPU it was allowed on (recorded affinity, else
-    /// every CPU) idled.
+    /// every CPU; not the one it ran on) idled, from [`IdleIndex`].
     pub allowed_idle_ns: u64,
 }
 
@@ -210,7 +211,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
     let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
     let wakeup_of = wakeups_by_wait(model);
     let migrations = migrations_by_task(model);
-    let all_cpus: Vec<Cpu> = model.cpus().iter().map(|c| c.cpu()).collect();
+    let idle = IdleIndex::new(model);
     let mut delays = Vec::new();
     let mut unknown: Vec<(TaskId, String, Cpu, WaitEnd)> = Vec::new();
     for (id, wait) in model.waits().ids().zip(model.waits().iter()) {
@@ -250,8 +251,13 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
         };
         let migrated = migrated_during(&migrations[wait.task.index()], start, wait.end);
         let pid = model.tasks().get(wait.task).pid;
-        let allowed = affinity.and_then(|a| a.allowed(pid)).unwrap_or(&all_cpus);
-        let allowed_idle_ns = idle_elsewhere(model, allowed, wait.ran_on, start, wait.end);
+        let allowed_idle_ns = match affinity.and_then(|a| a.allowed(pid)) {
+            Some(cpus) => {
+                let others: Vec<Cpu> = cpus.iter().copied().filter(|&c| c != wait.ran_on).collect();
+                idle.shares(start, wait.end, Allowed::Only(&others)).allowed_idle_ns
+            }
+            None => idle.shares(start, wait.end, Allowed::EveryBut(wait.ran_on)).allowed_idle_ns,
+        };
         delays.push(Delay {
             task: wait.task,
             kind,
@@ -367,21 +373,4 @@ fn placement(model: &Model, cpu: Cpu, time: Nanos) -> Placement {
         Some(false) => Placement::BehindTask,
         None => Placement::Unknown,
     }
-}
-
-/// How long, over `[start, end)`, at least one of `allowed` other than `cpu` was idle.
-fn idle_elsewhere(model: &Model, allowed: &[Cpu], cpu: Cpu, start: Nanos, end: Nanos) -> u64 {
-    if end <= start {
-        return 0;
-    }
-    let mut idle: Vec<(Nanos, Nanos)> = Vec::new();
-    for timeline in allowed.iter().filter(|&&c| c != cpu).filter_map(|&c| model.cpu(c)) {
-        let segments = timeline.segments();
-        let range = segments.overlapping(start, end);
-        idle.extend(
-            segments.iter_range(range).filter(|s| s.task == TaskId::IDLE).map(|s| (s.start.max(start), s.end.min(end))),
-        );
-    }
-    idle.sort_unstable();
-    crate::stats::union_length(idle.into_iter(), Window::new(start, end))
 }
