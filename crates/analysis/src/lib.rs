@@ -14,6 +14,7 @@ pub mod idle;
 pub mod latency;
 pub mod occupancy;
 pub mod perf_sched;
+pub mod states;
 pub mod stats;
 pub mod window;
 

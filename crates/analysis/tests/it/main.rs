@@ -3,4 +3,5 @@
 mod check;
 mod latency;
 mod occupancy;
+mod states;
 mod stats;
