@@ -114,7 +114,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter) -> States {
     let mut by_task = Vec::new();
     let mut by_command: BTreeMap<String, StateTimes> = BTreeMap::new();
     for (task, list) in model.tasks().ids().zip(stretches.iter_mut()) {
-        if !accepted[task.index()] || list.is_empty() {
+        if !accepted[task.index()] {
             continue;
         }
         list.sort_by_key(|s| (s.start, s.end));

@@ -184,3 +184,25 @@ fn wakeup_latency_agrees_with_an_independent_count_from_trace_cmd() {
     }
     assert!(compared >= 1, "no trace compared");
 }
+
+#[test]
+fn every_tasks_thread_states_sum_to_the_window_on_every_fixture() {
+    let mut compared = 0;
+    for path in refcheck::local_fixtures() {
+        let path = path.to_str().unwrap();
+        let cpus: serde_json::Value =
+            serde_json::from_str(&schedlens(&["stats", path, "--by", "cpu", "--format", "json"])).expect("JSON");
+        let Some(cpu) = cpus.as_array().and_then(|c| c.first()) else { continue };
+        let window: u64 = ["busy_ns", "idle_ns", "uncertain_ns"].iter().map(|k| cpu[k].as_u64().unwrap()).sum();
+        let rows: serde_json::Value =
+            serde_json::from_str(&schedlens(&["stats", path, "--by", "task", "--states", "--format", "json"]))
+                .expect("JSON");
+        for row in rows.as_array().unwrap() {
+            let states = row["states"].as_object().expect("states under --states");
+            let total: u64 = states.values().map(|v| v.as_u64().unwrap()).sum();
+            assert_eq!(total, window, "{path}: pid {} {}", row["pid"], row["comm"]);
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "{compared} tasks");
+}
