@@ -374,3 +374,59 @@ fn placement(model: &Model, cpu: Cpu, time: Nanos) -> Placement {
         None => Placement::Unknown,
     }
 }
+
+/// A task that held a CPU another task was waiting for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Antagonist {
+    pub task: TaskId,
+    /// How long it ran on the CPUs the tasks waited for, while they waited there.
+    pub held_ns: u64,
+    /// A kernel thread (by name, as `check` tells them).
+    pub kernel_thread: bool,
+}
+
+/// Who held the CPU: for the waits of `tasks` in `window`, the tasks that ran on the
+/// CPU whose runqueue each waited on, while it waited there (each runqueue piece of a
+/// wait against that CPU's run segments), largest first (then by task). The model must
+/// have waits and runqueues.
+pub fn antagonists(model: &Model, window: Window, tasks: &[TaskId]) -> Vec<Antagonist> {
+    let mut ours = vec![false; model.tasks().len()];
+    for task in tasks {
+        // Tasks come from this model: in range.
+        ours[task.index()] = true;
+    }
+    let mut held: BTreeMap<TaskId, u64> = BTreeMap::new();
+    for timeline in model.cpus() {
+        let segments = timeline.segments();
+        for piece in timeline.queue().iter() {
+            let Some(wait) = piece.wait else { continue };
+            let waiter = model.waits().task(wait);
+            // Wait rows name model tasks: in range.
+            if !ours[waiter.index()] {
+                continue;
+            }
+            let (start, end) = window.clip(piece.start, piece.end);
+            if end <= start {
+                continue;
+            }
+            for segment in segments.iter_range(segments.overlapping(start, end)) {
+                if segment.task == TaskId::IDLE || segment.task == waiter {
+                    continue;
+                }
+                let overlap = Window::new(start, end).overlap(segment.start, segment.end).0;
+                let slot = held.entry(segment.task).or_default();
+                *slot = slot.saturating_add(overlap);
+            }
+        }
+    }
+    let mut list: Vec<Antagonist> = held
+        .into_iter()
+        .filter(|&(_, ns)| ns > 0)
+        .map(|(task, held_ns)| {
+            let comm = model.comms().name(model.tasks().get(task).last_comm());
+            Antagonist { task, held_ns, kernel_thread: crate::check::kthreads::is_kernel_thread(comm) }
+        })
+        .collect();
+    list.sort_by(|a, b| b.held_ns.cmp(&a.held_ns).then(a.task.cmp(&b.task)));
+    list
+}

@@ -142,3 +142,30 @@ fn buckets_are_log2_microseconds() {
         assert_eq!(bucket_of(edge), k, "{edge}");
     }
 }
+
+/// CPU 0 runs kworker K until 60, then A until 80, then B. A waits from 10 to 60 and B
+/// from 20 to 80: while A waited K held the CPU 50 ns; while B waited K held it 40 ns and
+/// A 20 ns. K is a kernel thread by its name.
+#[test]
+fn who_held_the_cpu_while_a_task_waited() {
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta"), (3, "kworker/0:1")])
+        .switch(0, 0, 0, R, 3)
+        .wake(10, 0, 3, 1, 0)
+        .wake(20, 0, 3, 2, 0)
+        .switch(60, 0, 3, S, 1)
+        .switch(80, 0, 1, S, 0)
+        .switch(80, 0, 0, R, 2)
+        .other(90, 0, 2)
+        .finish();
+    let window = Window::new(model.start(), model.end() + Nanos(1));
+    let task = |pid: i32| model.tasks().by_pid(Pid(pid)).unwrap();
+    let held = |tasks: &[TaskId]| -> Vec<(i32, u64, bool)> {
+        latency::antagonists(&model, window, tasks)
+            .iter()
+            .map(|a| (pid(&model, a.task), a.held_ns, a.kernel_thread))
+            .collect()
+    };
+    assert_eq!(held(&[task(1)]), [(3, 50, true)]);
+    assert_eq!(held(&[task(2)]), [(3, 40, true), (1, 20, false)]);
+    assert_eq!(held(&[task(1), task(2)]), [(3, 90, true), (1, 20, false)]);
+}
