@@ -323,7 +323,8 @@ fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, 
     Latencies { window, delays, by_task, by_command, by_cpu, overall }
 }
 
-fn summarise(delays: &mut [&Delay], unknown: UnknownEnds) -> Group {
+/// The group of some delays (wakeups and preemptions apart) with its unknown ends.
+pub fn summarise(delays: &mut [&Delay], unknown: UnknownEnds) -> Group {
     let (mut preemptions, mut wakeups): (Vec<&Delay>, Vec<&Delay>) =
         delays.iter().partition(|d| d.kind == DelayKind::Preemption);
     Group { wakeups: Summary::of(&mut wakeups), preemptions: Summary::of(&mut preemptions), unknown }

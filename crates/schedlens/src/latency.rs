@@ -36,6 +36,10 @@ pub struct Args {
     /// perf sched timehist's wait time, scheduling delay and run time per switch.
     #[arg(long)]
     per_switch: bool,
+    /// One task (a pid) or every task ever named NAME: its distribution, its worst
+    /// waits and who held the CPU while it waited (text).
+    #[arg(long, value_name = "PID|NAME", conflicts_with_all = ["perf", "per_switch"])]
+    task: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -62,6 +66,15 @@ pub fn run(args: Args) -> Result<Outcome> {
     let (window, origin) = args.window.resolve(model, &args.trace)?;
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref());
+    if let Some(wanted) = &args.task {
+        let tasks = tasks_named(model, wanted);
+        if tasks.is_empty() {
+            return Err(crate::usage(format!("--task {wanted}: no task has that pid or name in the trace")));
+        }
+        let mut out = std::io::stdout().lock();
+        print_task(&mut out, model, &latencies, &tasks, origin, args.top.unwrap_or(10))?;
+        return Ok(loaded.outcome);
+    }
     let mut rows = rows(model, &latencies, args.by);
     rows.sort_by(|a, b| b.1.wakeups.p99_ns.cmp(&a.1.wakeups.p99_ns).then_with(|| a.0.cmp(&b.0)));
     rows.truncate(args.top.unwrap_or(usize::MAX));
@@ -75,6 +88,108 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     }
     Ok(loaded.outcome)
+}
+
+/// The tasks of a pid, or ever named `wanted`.
+fn tasks_named(model: &Model, wanted: &str) -> Vec<TaskId> {
+    let by_pid = wanted.parse::<i32>().ok();
+    model
+        .tasks()
+        .iter()
+        .filter(|(id, _)| *id != TaskId::IDLE)
+        .filter(|(_, task)| match by_pid {
+            Some(pid) => task.pid.0 == pid,
+            None => task.comms.iter().any(|&(_, comm)| model.comms().name(comm) == wanted),
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// `--task`: the tasks' delays together, their worst `top`, and who held their CPU.
+fn print_task(
+    out: &mut impl Write,
+    model: &Model,
+    latencies: &Latencies,
+    tasks: &[TaskId],
+    origin: Nanos,
+    top: usize,
+) -> Result<()> {
+    let mut delays: Vec<&latency::Delay> = latencies.delays.iter().filter(|d| tasks.contains(&d.task)).collect();
+    let pids: Vec<String> = tasks.iter().take(10).map(|&t| pid_of(model, t).to_string()).collect();
+    let more = if tasks.len() > pids.len() { ", ..." } else { "" };
+    writeln!(out, "tasks: {} (pid {}{more})", tasks.len(), pids.join(", "))?;
+    let groups: Vec<&Group> =
+        latencies.by_task.iter().filter(|(task, ..)| tasks.contains(task)).map(|(.., group)| group).collect();
+    let mut unknown = latency::UnknownEnds::default();
+    for g in &groups {
+        unknown.lost += g.unknown.lost;
+        unknown.trace_end += g.unknown.trace_end;
+        unknown.unrecorded += g.unknown.unrecorded;
+    }
+    let together = latency::summarise(&mut delays, unknown);
+    for (what, summary) in [("wakeup latency", &together.wakeups), ("preemption wait", &together.preemptions)] {
+        writeln!(
+            out,
+            "{what}: {} delays, p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms",
+            summary.count,
+            ms(summary.p50_ns),
+            ms(summary.p90_ns),
+            ms(summary.p99_ns),
+            ms(summary.p999_ns),
+            ms(summary.worst.map_or(0, |w| w.latency_ns))
+        )?;
+        writeln!(out, "  {}", causes(summary))?;
+    }
+    let unknown = unknown.total();
+    writeln!(out, "waits with an unknown end (no latency): {unknown}")?;
+    writeln!(out, "\nwakeup latency histogram:")?;
+    print_histogram(out, &together.wakeups)?;
+    delays.sort_by(|a, b| b.latency_ns().cmp(&a.latency_ns()).then(a.end.cmp(&b.end)));
+    writeln!(
+        out,
+        "
+worst waits:"
+    )?;
+    writeln!(
+        out,
+        "  {:>12} {:>10} {:>7} {:>4} {:<10} {:<12} {:>8} {:>12}",
+        "start (s)", "ms", "pid", "CPU", "kind", "placed", "migrated", "other-idle ms"
+    )?;
+    for d in delays.iter().take(top) {
+        let kind = match d.kind {
+            latency::DelayKind::Wakeup => "wakeup",
+            latency::DelayKind::NewTask => "new task",
+            latency::DelayKind::Preemption => "preempted",
+        };
+        let placed = match d.placement {
+            latency::Placement::IdleCpu => "idle CPU",
+            latency::Placement::BehindTask => "behind task",
+            latency::Placement::Unknown => "unknown",
+        };
+        writeln!(
+            out,
+            "  {:>12} {:>10} {:>7} {:>4} {:<10} {:<12} {:>8} {:>12}",
+            relative(d.start, origin),
+            ms(d.latency_ns()),
+            pid_of(model, d.task),
+            d.cpu.0,
+            kind,
+            placed,
+            if d.migrated { "yes" } else { "no" },
+            ms(d.allowed_idle_ns)
+        )?;
+    }
+    writeln!(
+        out,
+        "
+who held the CPU while it waited (k: kernel thread):"
+    )?;
+    for a in latency::antagonists(model, latencies.window, tasks).iter().take(top) {
+        let comm = model.comms().name(model.tasks().get(a.task).last_comm());
+        let mark = if a.kernel_thread { "k" } else { " " };
+        writeln!(out, "  {mark} {:>7} {:<16} {:>10} ms", pid_of(model, a.task), comm, ms(a.held_ns))?;
+    }
+    Ok(())
 }
 
 /// A row's key (for sorting ties and printing) and its group.

@@ -206,3 +206,17 @@ fn every_tasks_thread_states_sum_to_the_window_on_every_fixture() {
     }
     assert!(compared > 100, "{compared} tasks");
 }
+
+#[test]
+fn latency_of_one_task_names_who_held_its_cpu() {
+    let trace = refcheck::fixture("hackbench-v7zstd.dat");
+    let text = schedlens(&["latency", &trace, "--task", "hackbench", "--top", "3"]);
+    assert!(text.starts_with("tasks: 81 (pid 9958, "), "{text}");
+    let held = text.split("who held the CPU while it waited").nth(1).expect("antagonists");
+    assert_eq!(held.lines().skip(1).count(), 3, "{held}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlens"))
+        .args(["latency", &trace, "--task", "no-such-task"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
