@@ -11,6 +11,7 @@ use analysis::latency::{self, Group, Latencies, Summary, bucket_edges_ns};
 use analysis::perf_sched::{self, PerfSched};
 use anyhow::Result;
 use documents::latency::{LatencyGroup, LatencyMax, LatencyReport, LatencyRow, LatencySummary, PerfLatencyRow};
+use figures::latency_histogram::{Series, latency_histogram};
 use inputs::Input;
 use model::{Detail, Model, Nanos, TaskId};
 use std::io::Write;
@@ -40,6 +41,10 @@ pub struct Args {
     /// waits and who held the CPU while it waited (text).
     #[arg(long, value_name = "PID|NAME", conflicts_with_all = ["perf", "per_switch"])]
     task: Option<String>,
+    /// Also draw the wakeup latency histograms of the rows (the first 6, or --top) as a
+    /// figure; the extension (.pdf, .svg, .png) picks the format.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["perf", "per_switch"])]
+    figure: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -78,6 +83,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut rows = rows(model, &latencies, args.by);
     rows.sort_by(|a, b| b.1.wakeups.p99_ns.cmp(&a.1.wakeups.p99_ns).then_with(|| a.0.cmp(&b.0)));
     rows.truncate(args.top.unwrap_or(usize::MAX));
+    if let Some(path) = &args.figure {
+        write_figure(path, &args.trace, &rows[..rows.len().min(args.top.unwrap_or(6))])?;
+    }
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Text => print_text(&mut out, model, &latencies, &rows, origin, args.by)?,
@@ -88,6 +96,33 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     }
     Ok(loaded.outcome)
+}
+
+/// `--figure`: the rows' wakeup latency histograms side by side.
+fn write_figure(path: &std::path::Path, trace: &std::path::Path, rows: &[KeyedRow<'_>]) -> Result<()> {
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let Some(format) = render::Format::from_extension(extension) else {
+        return Err(crate::usage(format!(
+            "{}: unknown figure format {extension:?}; use .pdf, .svg or .png",
+            path.display()
+        )));
+    };
+    let series: Vec<Series> = rows
+        .iter()
+        .map(|(key, group)| {
+            let name = match (&key.comm, key.pid, key.cpu) {
+                (Some(comm), Some(pid), _) => format!("{comm} {pid}"),
+                (Some(comm), None, _) => comm.clone(),
+                (_, _, cpu) => format!("CPU {}", cpu.unwrap_or(0)),
+            };
+            Series { name, counts: group.wakeups.histogram.to_vec() }
+        })
+        .collect();
+    let name = trace.file_name().map_or_else(|| trace.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let title = format!("{name}: wakeup latency");
+    let scene = latency_histogram(&title, &series, &bucket_edges_ns(), 900.0, 260.0);
+    let png = render::PngOptions::from_dpi(96.0);
+    crate::figure::write_document(path, format, &png, render::Document { pages: vec![scene] })
 }
 
 /// The tasks of a pid, or ever named `wanted`.
