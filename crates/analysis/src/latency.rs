@@ -15,7 +15,7 @@
 use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd};
 use std::collections::BTreeMap;
 
 /// What a delay measured.
@@ -145,7 +145,8 @@ impl Summary {
 
     /// From the group's delays (any order).
     fn of(delays: &mut [&Delay]) -> Summary {
-        delays.sort_by_key(|d| (d.latency_ns(), d.end, d.cpu));
+        // A total order (no two waits share all of it), so an unstable sort is deterministic.
+        delays.sort_unstable_by_key(|d| (d.latency_ns(), d.end, d.cpu, d.task, d.start));
         let mut summary = Summary { count: delays.len() as u64, ..Summary::default() };
         for delay in delays.iter() {
             let latency = delay.latency_ns();
@@ -213,7 +214,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
     let migrations = migrations_by_task(model);
     let idle = IdleIndex::new(model);
     let mut delays = Vec::new();
-    let mut unknown: Vec<(TaskId, String, Cpu, WaitEnd)> = Vec::new();
+    let mut unknown: Vec<(TaskId, CommId, Cpu, WaitEnd)> = Vec::new();
     for (id, wait) in model.waits().ids().zip(model.waits().iter()) {
         // Task ids of the model's waits index `accepted` in range.
         if !accepted[wait.task.index()] {
@@ -226,7 +227,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
         };
         if end_kind != WaitEnd::Ran {
             if window.contains(wait.start) {
-                let comm = model.comm_at(wait.task, wait.start).to_string();
+                let comm = model.tasks().get(wait.task).comm_at(wait.start);
                 unknown.push((wait.task, comm, wait.ran_on, end_kind));
             }
             continue;
@@ -274,10 +275,10 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
     group(model, window, delays, &unknown)
 }
 
-fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, String, Cpu, WaitEnd)]) -> Latencies {
-    let comm_of = |d: &Delay| model.comm_at(d.task, d.start).to_string();
+fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, CommId, Cpu, WaitEnd)]) -> Latencies {
+    let comm_of = |d: &Delay| model.tasks().get(d.task).comm_at(d.start);
     let mut tasks: BTreeMap<TaskId, Vec<&Delay>> = BTreeMap::new();
-    let mut commands: BTreeMap<String, Vec<&Delay>> = BTreeMap::new();
+    let mut commands: BTreeMap<CommId, Vec<&Delay>> = BTreeMap::new();
     let mut cpus: BTreeMap<Cpu, Vec<&Delay>> = BTreeMap::new();
     for delay in &delays {
         tasks.entry(delay.task).or_default().push(delay);
@@ -285,16 +286,16 @@ fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, 
         cpus.entry(delay.cpu).or_default().push(delay);
     }
     let mut task_unknown: BTreeMap<TaskId, UnknownEnds> = BTreeMap::new();
-    let mut command_unknown: BTreeMap<String, UnknownEnds> = BTreeMap::new();
+    let mut command_unknown: BTreeMap<CommId, UnknownEnds> = BTreeMap::new();
     let mut cpu_unknown: BTreeMap<Cpu, UnknownEnds> = BTreeMap::new();
     let mut overall_unknown = UnknownEnds::default();
     for (task, comm, cpu, how) in unknown {
         task_unknown.entry(*task).or_default().count(*how);
-        command_unknown.entry(comm.clone()).or_default().count(*how);
+        command_unknown.entry(*comm).or_default().count(*how);
         cpu_unknown.entry(*cpu).or_default().count(*how);
         overall_unknown.count(*how);
         tasks.entry(*task).or_default();
-        commands.entry(comm.clone()).or_default();
+        commands.entry(*comm).or_default();
         cpus.entry(*cpu).or_default();
     }
     let by_task = tasks
@@ -306,14 +307,14 @@ fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, 
             (task, info.pid, name, summarise(&mut list, unknown))
         })
         .collect();
-    let by_command = commands
+    let mut by_command: Vec<(String, Group)> = commands
         .into_iter()
         .map(|(comm, mut list)| {
             let unknown = command_unknown.get(&comm).copied().unwrap_or_default();
-            let group = summarise(&mut list, unknown);
-            (comm, group)
+            (model.comms().name(comm).to_string(), summarise(&mut list, unknown))
         })
         .collect();
+    by_command.sort_by(|a, b| a.0.cmp(&b.0));
     let by_cpu = cpus
         .into_iter()
         .map(|(cpu, mut list)| (cpu, summarise(&mut list, cpu_unknown.get(&cpu).copied().unwrap_or_default())))
