@@ -116,6 +116,7 @@ fi
 row info "schedlens info" best "$schedlens" info "$real"
 row stats "schedlens stats" best "$schedlens" stats "$real"
 row graph "schedlens graph -o x.png" best "$schedlens" graph "$real" -o "$out/graph.png"
+row latency "schedlens latency" best "$schedlens" latency "$real"
 row rw "schedlens running-waiting -o x.png" best "$schedlens" running-waiting "$real" -o "$out/rw.png"
 row check "schedlens check" best "$schedlens" check "$real"
 row critical "schedlens critical-path" best "$schedlens" critical-path "$real"
@@ -124,6 +125,7 @@ row parquet "schedlens export --format parquet" best \
     sh -c 'rm -rf "$1" && exec "$2" export "$3" --format parquet -o "$1"' _ "$out/parquet" "$schedlens" "$real"
 ratio "export perfetto / graph (goal <= 1)" perfetto graph
 ratio "critical-path / graph (goal <= 2)" critical graph
+ratio "latency / graph (goal <= 1)" latency graph
 [[ -n ${seconds[lisa]:-} ]] && ratio "LISA trace-dump / export parquet (goal > 1)" lisa parquet
 unset 'seconds[reference]'
 

@@ -31,7 +31,7 @@
 mod cascades;
 mod cursor;
 mod episodes;
-mod kthreads;
+pub(crate) mod kthreads;
 mod lost;
 pub(crate) mod placement;
 

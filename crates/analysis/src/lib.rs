@@ -12,7 +12,10 @@ pub mod check;
 pub mod cores;
 pub mod critical_path;
 pub mod idle;
+pub mod latency;
 pub mod occupancy;
+pub mod perf_sched;
+pub mod states;
 pub mod stats;
 pub mod window;
 

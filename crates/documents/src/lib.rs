@@ -10,6 +10,7 @@
 pub mod check;
 pub mod compare;
 pub mod critical_path;
+pub mod latency;
 pub mod page;
 pub mod runs;
 mod schema_doc;
@@ -49,6 +50,11 @@ pub fn catalogue() -> Vec<Entry> {
         entry::<critical_path::CriticalPathReport>(
             "critical path",
             "`schedlens critical-path --format json`, on stdout",
+        ),
+        entry::<latency::LatencyReport>("latency", "`schedlens latency --format json`, on stdout"),
+        entry::<Vec<latency::PerfLatencyRow>>(
+            "latency --perf",
+            "`schedlens latency --perf --format json`, on stdout: an array of rows, one per task, as `perf sched latency -p` computes them",
         ),
         entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
         entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),

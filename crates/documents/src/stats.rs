@@ -33,6 +33,43 @@ pub struct StatsRow {
     /// topology only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_node_migrations: Option<u64>,
+    /// Where its time in the window went (present with `--states` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states: Option<ThreadStates>,
+    /// Its wakeup latency (present with `--latency` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<StatsLatency>,
+}
+
+/// A command's or task's time in each thread state over the window (summed over its
+/// tasks; each task's states sum to the window). See docs/latency.md.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ThreadStates {
+    /// On a CPU.
+    pub running_ns: u64,
+    /// Runnable after a wakeup (or, new, after its fork).
+    pub runnable_wakeup_ns: u64,
+    /// Runnable after being preempted.
+    pub runnable_preempted_ns: u64,
+    /// Sleeping (S, and every blocked state but D).
+    pub sleeping_ns: u64,
+    /// Uninterruptible (D, from `prev_state`).
+    pub uninterruptible_ns: u64,
+    /// After its exit.
+    pub dead_ns: u64,
+    /// Unknown: before it was first seen, after lost events or unrecorded switches.
+    pub unknown_ns: u64,
+}
+
+/// A command's or task's wakeup latency over the window (see `schedlens latency`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StatsLatency {
+    /// Wakeup latencies measured.
+    pub wakeups: u64,
+    /// Their median (nearest rank).
+    pub p50_ns: u64,
+    /// Their 99th percentile (nearest rank).
+    pub p99_ns: u64,
 }
 
 /// One CPU's statistics (`--by cpu`), in CPU order.

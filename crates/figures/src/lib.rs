@@ -5,6 +5,7 @@
 pub mod axis;
 pub mod difference_bars;
 pub mod graph;
+pub mod latency_histogram;
 pub mod markers;
 pub mod migration_map;
 pub mod palette;

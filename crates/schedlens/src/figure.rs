@@ -119,7 +119,7 @@ fn numbered(path: &Path, number: usize) -> PathBuf {
     path.with_file_name(format!("{stem}-{number}{extension}"))
 }
 
-fn write_document(path: &Path, format: Format, png: &PngOptions, document: Document) -> Result<()> {
+pub(crate) fn write_document(path: &Path, format: Format, png: &PngOptions, document: Document) -> Result<()> {
     let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = BufWriter::new(file);
     render::write(&document, format, png, &mut out).with_context(|| path.display().to_string())?;

@@ -15,6 +15,7 @@ mod export;
 mod figure;
 mod graph;
 mod info;
+mod latency;
 mod perf_text;
 mod progress;
 mod record;
@@ -54,6 +55,9 @@ enum Command {
     Record(record::Args),
     /// Per command, task or CPU: run time, switches, waiting, migrations, busy and idle time.
     Stats(stats::Args),
+    /// Scheduling latency: how long tasks waited for a CPU after a wakeup or a preemption,
+    /// per command, task or CPU, with its causes; perf sched latency's table with --perf.
+    Latency(latency::Args),
     /// The per-core timeline: which task ran on which core, when (PDF, SVG or PNG).
     Graph(graph::Args),
     /// Running versus runnable tasks against the core count; waiting while cores idle.
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(args),
         Command::Record(args) => record::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Latency(args) => latency::run(args),
         Command::Graph(args) => graph::run(args),
         Command::RunningWaiting(args) => running_waiting::run(args),
         Command::Synth(args) => synth::run(args),

@@ -12,10 +12,11 @@ use analysis::idle::IdleIndex;
 use analysis::occupancy::{cpu_queue_length, idle_while_waiting};
 use analysis::stats::{self, Grouping};
 use analysis::{TaskFilter, Window, WindowRequest};
+use analysis::{latency, perf_sched, states};
 use figures::graph::{GraphRequest, PlotSize, graph, row_order};
 use figures::running_waiting_plot::{RunningWaitingRequest, running_waiting_plot};
 use figures::timeline::{Coloring, LevelColumns, TimelineRequest, rows as timeline_rows, rows_at_levels};
-use model::{Cpu, Detail, Marker, Model, Nanos, Pid, Topology, read_markers};
+use model::{Cpu, Detail, Marker, Model, Nanos, Pid, TaskId, Topology, read_markers};
 use render::{Document, Format, PngOptions, Scene};
 use tracedat::Trace;
 
@@ -75,6 +76,10 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         summary.stats_rows += stats::compute(&model, window, &filter, grouping).rows.len();
     }
     std::hint::black_box(idle_while_waiting(&model, window, &filter));
+    let latencies = latency::compute(&model, window, &filter, None);
+    let waiting: Vec<TaskId> = latencies.by_task.iter().take(4).map(|&(task, ..)| task).collect();
+    std::hint::black_box(latency::antagonists(&model, window, &waiting));
+    std::hint::black_box((latencies, states::compute(&model, window, &filter), perf_sched::read(trace)));
     let topology = Topology::from_spec("sockets=2,smt=2,layout=interleaved", model.cpu_count()).ok();
     let rows = row_order(model.cpus().len(), topology.as_ref(), view.flags & 16 != 0);
     let strips = if view.flags & 32 != 0 { rows.clone() } else { Vec::new() };

@@ -19,7 +19,7 @@ const PER_CPU: [&str; 9] =
     ["migration", "ksoftirqd", "cpuhp", "rcuc", "watchdog", "idle_inject", "ktimersoftd", "ktimers", "posixcputmr"];
 
 /// Whether a task of this name is a kernel thread that preempts application tasks.
-pub(super) fn is_kernel_thread(comm: &str) -> bool {
+pub(crate) fn is_kernel_thread(comm: &str) -> bool {
     PREEMPTING.iter().any(|prefix| comm.starts_with(prefix))
 }
 

@@ -13,7 +13,11 @@ use tracedat::Trace;
 fn fixtures() -> Vec<PathBuf> {
     const MANYCORE: [&str; 2] = ["barrier64.dat", "hackbench64-lost.dat"];
     let mut all = refcheck::local_fixtures();
-    all.extend(refcheck::manycore_fixtures().into_iter().filter(|f| f.file_name().is_some_and(|n| MANYCORE.iter().any(|m| n == *m))));
+    all.extend(
+        refcheck::manycore_fixtures()
+            .into_iter()
+            .filter(|f| f.file_name().is_some_and(|n| MANYCORE.iter().any(|m| n == *m))),
+    );
     all.extend(refcheck::foreign_fixtures());
     all
 }
@@ -186,9 +190,9 @@ fn cpu_fields_beyond_the_machine_are_counted_and_make_the_result_partial() {
     std::fs::write(&path, trust::write::write_trace(&script).unwrap()).unwrap();
     let verdicts = crate::robust::run_all(std::slice::from_ref(&path), &dir);
     assert!(verdicts.problems.is_empty(), "{}", verdicts.problems.join("\n\n"));
-    // stats, graph, running-waiting, check, both exports: partial; info and dump read no
-    // model.
-    assert_eq!(verdicts.codes.get(&Some(3)), Some(&6), "{:?}", verdicts.codes);
+    // stats, graph, running-waiting, check, latency (twice), both exports: partial; info
+    // and dump read no model.
+    assert_eq!(verdicts.codes.get(&Some(3)), Some(&8), "{:?}", verdicts.codes);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlens"))
         .args(["check", "--format", "json"])
         .arg(&path)

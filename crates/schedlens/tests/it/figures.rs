@@ -177,3 +177,15 @@ fn idle_while_waiting_on_lost_event_traces_stands_on_known_time() {
     assert_eq!(unknown, Some(4.59), "{text}");
     assert!(known + unknown.unwrap() < 100.0, "{text}");
 }
+
+/// `latency --figure`: the wakeup latency histograms of the top commands side by side.
+#[test]
+fn latency_histogram_svg() {
+    let trace = fixture("hackbench-v7zstd.dat");
+    let out = temp("latency-hackbench.svg");
+    let result = schedlens(&["latency", &trace, "--top", "3", "--figure", out.to_str().unwrap()]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let svg = std::fs::read(&out).unwrap();
+    assert!(String::from_utf8_lossy(&svg).contains("wakeup latency"));
+    check_golden("latency-hackbench.svg", &svg);
+}

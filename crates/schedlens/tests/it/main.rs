@@ -8,6 +8,7 @@ mod damaged;
 mod errors;
 mod export;
 mod figures;
+mod latency;
 mod perf;
 mod perfetto;
 mod record_e2e;

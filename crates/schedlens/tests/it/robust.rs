@@ -91,6 +91,8 @@ pub fn commands(trace: &Path, out_dir: &Path) -> Vec<Vec<String>> {
         args(&["graph", &trace, "--width", "300", "-o", &figure("graph")]),
         args(&["running-waiting", &trace, "--per-cpu", "--width", "300", "-o", &figure("rw")]),
         args(&["check", &trace]),
+        args(&["latency", &trace, "--by", "task"]),
+        args(&["latency", &trace, "--perf"]),
         args(&["export", &trace, "--format", "perfetto", "-o", &output("pftrace")]),
         args(&["export", &trace, "--format", "parquet", "-o", &output("parquet")]),
         args(&["info", &trace]),

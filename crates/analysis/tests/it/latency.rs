@@ -1,0 +1,171 @@
+//! Scheduling latency on hand-built scenarios whose every wait is drawn.
+
+use analysis::latency::{self, Delay, DelayKind, Placement, bucket_edges_ns, bucket_of};
+use analysis::{TaskFilter, Window};
+use model::scenario::*;
+use model::{Cpu, Model, Nanos, Pid, TaskId};
+
+fn all(model: &Model) -> latency::Latencies {
+    let window = Window::new(model.start(), model.end() + Nanos(1));
+    latency::compute(model, window, &TaskFilter::default(), None)
+}
+
+fn pid(model: &Model, task: TaskId) -> i32 {
+    model.tasks().get(task).pid.0
+}
+
+/// (pid, kind, start, end, cpu, placement, migrated, allowed_idle_ns) of a delay.
+type DelayRow = (i32, DelayKind, u64, u64, u32, Placement, bool, u64);
+
+fn rows(model: &Model, delays: &[Delay]) -> Vec<DelayRow> {
+    delays
+        .iter()
+        .map(|d| {
+            let p = pid(model, d.task);
+            (p, d.kind, d.start.0, d.end.0, d.cpu.0, d.placement, d.migrated, d.allowed_idle_ns)
+        })
+        .collect()
+}
+
+/// 0: AAAAABAAAAAAAAAAA?   A wakes B onto busy CPU 0 at 10 (B waits behind A while CPU 1
+/// 0q .bbbba............   runs G, then idles from 30); A is preempted at 50, B runs and
+/// 1: GGG....BBBB.......   sleeps at 60, A runs again. At 60 A wakes B onto idle CPU 1
+/// 1q ......b...........   (it last ran on 0): B runs there at 70, migrated.
+fn wakeups_and_a_preemption() -> Model {
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "gamma")])
+        .switch(0, 0, 0, R, 1)
+        .switch(0, 1, 0, R, 3)
+        .wake(10, 0, 1, 2, 0)
+        .switch(30, 1, 3, S, 0)
+        .switch(50, 0, 1, R, 2)
+        .switch(60, 0, 2, S, 1)
+        .wake(60, 0, 1, 2, 1)
+        .switch(70, 1, 0, R, 2)
+        .switch(110, 1, 2, S, 0)
+        .other(170, 0, 1)
+        .other(180, 1, 0)
+        .finish();
+    assert_drawing(
+        &model,
+        "0: AAAAABAAAAAAAAAAA?
+         0q .bbbba............
+         1: GGG....BBBB.......
+         1q ......b...........",
+    );
+    model
+}
+
+#[test]
+fn each_wait_that_ran_is_a_delay_with_its_causes() {
+    let model = wakeups_and_a_preemption();
+    let result = all(&model);
+    assert_eq!(
+        rows(&model, &result.delays),
+        [
+            // Behind A on CPU 0; CPU 1 idled from 30 to 50.
+            (2, DelayKind::Wakeup, 10, 50, 0, Placement::BehindTask, false, 20),
+            // A preempted at 50, back at 60; CPU 1 idled all along.
+            (1, DelayKind::Preemption, 50, 60, 0, Placement::BehindTask, false, 10),
+            // Onto idle CPU 1; CPU 0 ran A meanwhile.
+            (2, DelayKind::Wakeup, 60, 70, 1, Placement::IdleCpu, true, 0),
+        ]
+    );
+    assert_eq!(result.delays[0].waker.map(|w| pid(&model, w)), Some(1));
+    let beta = &result.by_task.iter().find(|(_, p, _, _)| *p == Pid(2)).unwrap().3;
+    assert_eq!((beta.wakeups.count, beta.wakeups.total_ns, beta.preemptions.count), (2, 50, 0));
+    assert_eq!((beta.wakeups.p50_ns, beta.wakeups.p99_ns), (10, 40));
+    assert_eq!(
+        (beta.wakeups.on_idle_cpu, beta.wakeups.migrated, beta.wakeups.allowed_idle),
+        ((1, 10), (1, 10), (1, 20))
+    );
+    let worst = beta.wakeups.worst.unwrap();
+    assert_eq!((worst.latency_ns, worst.start, worst.cpu), (40, Nanos(10), Cpu(0)));
+    assert_eq!(result.overall.wakeups.count + result.overall.preemptions.count, 3);
+    assert_eq!(result.by_cpu.iter().map(|(c, g)| (c.0, g.wakeups.count)).collect::<Vec<_>>(), [(0, 1), (1, 1)]);
+    assert_eq!(result.by_command.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>(), ["alpha", "beta"]);
+}
+
+#[test]
+fn recorded_affinity_limits_the_idle_cpus_that_count() {
+    let model = wakeups_and_a_preemption();
+    let window = Window::new(model.start(), model.end() + Nanos(1));
+    let pinned = analysis::check::Affinity::new([(Pid(2), vec![Cpu(0)])]);
+    let result = latency::compute(&model, window, &TaskFilter::default(), Some(&pinned));
+    let idle: Vec<u64> = result.delays.iter().map(|d| d.allowed_idle_ns).collect();
+    assert_eq!(idle, [0, 10, 0], "B may only run on CPU 0: CPU 1 idling is not the scheduler's to use");
+}
+
+/// 0: AAAAA?????AA   A wakes B onto busy CPU 0 at 10; events are lost on CPU 0 before 100,
+/// 0q .bbbb.......   so when (and whether) B ran is unknown. At 100 A wakes C: it still
+/// 1: ............   waits when the trace ends. Neither gets a latency; both are counted.
+#[test]
+fn waits_whose_end_is_unknown_are_counted_apart() {
+    let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "gamma")])
+        .switch(0, 0, 0, R, 1)
+        .other(0, 1, 0)
+        .wake(10, 0, 1, 2, 0)
+        .other(50, 0, 1)
+        .lost(0, 3)
+        .other(100, 0, 1)
+        .wake(100, 0, 1, 3, 0)
+        .other(120, 0, 1)
+        .other(120, 1, 0)
+        .finish();
+    let result = all(&model);
+    assert!(result.delays.is_empty(), "{:?}", result.delays);
+    assert_eq!((result.overall.unknown.lost, result.overall.unknown.trace_end), (1, 1));
+    assert_eq!(result.by_task.len(), 2);
+}
+
+/// A task running when the trace starts has no wait before its first run: its first
+/// switch-in is not a delay, its later preemption is.
+#[test]
+fn a_task_alive_before_the_trace_has_no_invented_first_wait() {
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .switch(20, 0, 1, R, 2)
+        .switch(40, 0, 2, S, 1)
+        .other(60, 0, 1)
+        .finish();
+    let result = all(&model);
+    assert_eq!(rows(&model, &result.delays), [(1, DelayKind::Preemption, 20, 40, 0, Placement::BehindTask, false, 0)]);
+}
+
+#[test]
+fn buckets_are_log2_microseconds() {
+    let edges = bucket_edges_ns();
+    assert_eq!(&edges[..4], [0, 1000, 2000, 4000]);
+    assert_eq!(edges[24], 1000 << 23);
+    assert_eq!([bucket_of(0), bucket_of(999), bucket_of(1000), bucket_of(1999), bucket_of(2000)], [0, 0, 1, 1, 2]);
+    assert_eq!(bucket_of(u64::MAX), 24);
+    for (k, &edge) in edges.iter().enumerate() {
+        assert_eq!(bucket_of(edge), k, "{edge}");
+    }
+}
+
+/// CPU 0 runs kworker K until 60, then A until 80, then B. A waits from 10 to 60 and B
+/// from 20 to 80: while A waited K held the CPU 50 ns; while B waited K held it 40 ns and
+/// A 20 ns. K is a kernel thread by its name.
+#[test]
+fn who_held_the_cpu_while_a_task_waited() {
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta"), (3, "kworker/0:1")])
+        .switch(0, 0, 0, R, 3)
+        .wake(10, 0, 3, 1, 0)
+        .wake(20, 0, 3, 2, 0)
+        .switch(60, 0, 3, S, 1)
+        .switch(80, 0, 1, S, 0)
+        .switch(80, 0, 0, R, 2)
+        .other(90, 0, 2)
+        .finish();
+    let window = Window::new(model.start(), model.end() + Nanos(1));
+    let task = |pid: i32| model.tasks().by_pid(Pid(pid)).unwrap();
+    let held = |tasks: &[TaskId]| -> Vec<(i32, u64, bool)> {
+        latency::antagonists(&model, window, tasks)
+            .iter()
+            .map(|a| (pid(&model, a.task), a.held_ns, a.kernel_thread))
+            .collect()
+    };
+    assert_eq!(held(&[task(1)]), [(3, 50, true)]);
+    assert_eq!(held(&[task(2)]), [(3, 40, true), (1, 20, false)]);
+    assert_eq!(held(&[task(1), task(2)]), [(3, 90, true), (1, 20, false)]);
+}

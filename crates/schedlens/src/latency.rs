@@ -1,0 +1,630 @@
+//! `schedlens latency`: how long tasks waited for a CPU once they could run (wakeup
+//! latency and preemption waits), per command, task or CPU, with percentiles, the
+//! largest delay and where it happened, and its causes; `--perf` prints `perf sched
+//! latency -p`'s table under perf's own definitions, `--per-switch` `perf sched
+//! timehist`'s per-switch times. The definitions are in docs/latency.md.
+
+use crate::Outcome;
+use crate::common::{WindowArgs, load_model};
+use analysis::check::Affinity;
+use analysis::latency::{self, Group, Latencies, Summary, bucket_edges_ns};
+use analysis::perf_sched::{self, PerfSched};
+use anyhow::Result;
+use documents::latency::{LatencyGroup, LatencyMax, LatencyReport, LatencyRow, LatencySummary, PerfLatencyRow};
+use figures::latency_histogram::{Series, latency_histogram};
+use inputs::Input;
+use model::{Detail, Model, Nanos, TaskId};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace file (trace.dat, perf.data or Perfetto).
+    trace: PathBuf,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// One row per command name, per task, or per CPU the tasks ran on.
+    #[arg(long, value_enum, default_value = "command")]
+    by: By,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Only the N rows with the largest p99 wakeup latency (every row when not given).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// perf sched latency -p's table, under perf's definitions (whole trace, every task).
+    #[arg(long, conflicts_with = "per_switch")]
+    perf: bool,
+    /// perf sched timehist's wait time, scheduling delay and run time per switch.
+    #[arg(long)]
+    per_switch: bool,
+    /// One task (a pid) or every task ever named NAME: its distribution, its worst
+    /// waits and who held the CPU while it waited (text).
+    #[arg(long, value_name = "PID|NAME", conflicts_with_all = ["perf", "per_switch"])]
+    task: Option<String>,
+    /// Also draw the wakeup latency histograms of the rows (the first 6, or --top) as a
+    /// figure; the extension (.pdf, .svg, .png) picks the format.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["perf", "per_switch"])]
+    figure: Option<PathBuf>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum By {
+    Command,
+    Task,
+    Cpu,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Text,
+    Csv,
+    Json,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    args.window.validate()?;
+    if args.perf || args.per_switch {
+        return run_perf(&args);
+    }
+    let loaded = load_model(&args.trace, Detail::FULL)?;
+    let model = &loaded.model;
+    let (window, origin) = args.window.resolve(model, &args.trace)?;
+    let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+    let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref());
+    if let Some(wanted) = &args.task {
+        let tasks = tasks_named(model, wanted);
+        if tasks.is_empty() {
+            return Err(crate::usage(format!("--task {wanted}: no task has that pid or name in the trace")));
+        }
+        let mut out = std::io::stdout().lock();
+        print_task(&mut out, model, &latencies, &tasks, origin, args.top.unwrap_or(10))?;
+        return Ok(loaded.outcome);
+    }
+    let mut rows = rows(model, &latencies, args.by);
+    rows.sort_by(|a, b| b.1.wakeups.p99_ns.cmp(&a.1.wakeups.p99_ns).then_with(|| a.0.cmp(&b.0)));
+    rows.truncate(args.top.unwrap_or(usize::MAX));
+    if let Some(path) = &args.figure {
+        write_figure(path, &args.trace, &rows[..rows.len().min(args.top.unwrap_or(6))])?;
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Text => print_text(&mut out, model, &latencies, &rows, origin, args.by)?,
+        Format::Csv => print_csv(&mut out, &rows)?,
+        Format::Json => {
+            let document = report(model, &latencies, &rows);
+            writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+        }
+    }
+    Ok(loaded.outcome)
+}
+
+/// `--figure`: the rows' wakeup latency histograms side by side.
+fn write_figure(path: &std::path::Path, trace: &std::path::Path, rows: &[KeyedRow<'_>]) -> Result<()> {
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let Some(format) = render::Format::from_extension(extension) else {
+        return Err(crate::usage(format!(
+            "{}: unknown figure format {extension:?}; use .pdf, .svg or .png",
+            path.display()
+        )));
+    };
+    let series: Vec<Series> = rows
+        .iter()
+        .map(|(key, group)| {
+            let name = match (&key.comm, key.pid, key.cpu) {
+                (Some(comm), Some(pid), _) => format!("{comm} {pid}"),
+                (Some(comm), None, _) => comm.clone(),
+                (_, _, cpu) => format!("CPU {}", cpu.unwrap_or(0)),
+            };
+            Series { name, counts: group.wakeups.histogram.to_vec() }
+        })
+        .collect();
+    let name = trace.file_name().map_or_else(|| trace.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let title = format!("{name}: wakeup latency");
+    let scene = latency_histogram(&title, &series, &bucket_edges_ns(), 900.0, 260.0);
+    let png = render::PngOptions::from_dpi(96.0);
+    crate::figure::write_document(path, format, &png, render::Document { pages: vec![scene] })
+}
+
+/// The tasks of a pid, or ever named `wanted`.
+fn tasks_named(model: &Model, wanted: &str) -> Vec<TaskId> {
+    let by_pid = wanted.parse::<i32>().ok();
+    model
+        .tasks()
+        .iter()
+        .filter(|(id, _)| *id != TaskId::IDLE)
+        .filter(|(_, task)| match by_pid {
+            Some(pid) => task.pid.0 == pid,
+            None => task.comms.iter().any(|&(_, comm)| model.comms().name(comm) == wanted),
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// `--task`: the tasks' delays together, their worst `top`, and who held their CPU.
+fn print_task(
+    out: &mut impl Write,
+    model: &Model,
+    latencies: &Latencies,
+    tasks: &[TaskId],
+    origin: Nanos,
+    top: usize,
+) -> Result<()> {
+    let mut delays: Vec<&latency::Delay> = latencies.delays.iter().filter(|d| tasks.contains(&d.task)).collect();
+    let pids: Vec<String> = tasks.iter().take(10).map(|&t| pid_of(model, t).to_string()).collect();
+    let more = if tasks.len() > pids.len() { ", ..." } else { "" };
+    writeln!(out, "tasks: {} (pid {}{more})", tasks.len(), pids.join(", "))?;
+    let groups: Vec<&Group> =
+        latencies.by_task.iter().filter(|(task, ..)| tasks.contains(task)).map(|(.., group)| group).collect();
+    let mut unknown = latency::UnknownEnds::default();
+    for g in &groups {
+        unknown.lost += g.unknown.lost;
+        unknown.trace_end += g.unknown.trace_end;
+        unknown.unrecorded += g.unknown.unrecorded;
+    }
+    let together = latency::summarise(&mut delays, unknown);
+    for (what, summary) in [("wakeup latency", &together.wakeups), ("preemption wait", &together.preemptions)] {
+        writeln!(
+            out,
+            "{what}: {} delays, p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms",
+            summary.count,
+            ms(summary.p50_ns),
+            ms(summary.p90_ns),
+            ms(summary.p99_ns),
+            ms(summary.p999_ns),
+            ms(summary.worst.map_or(0, |w| w.latency_ns))
+        )?;
+        writeln!(out, "  {}", causes(summary))?;
+    }
+    let unknown = unknown.total();
+    writeln!(out, "waits with an unknown end (no latency): {unknown}")?;
+    writeln!(out, "\nwakeup latency histogram:")?;
+    print_histogram(out, &together.wakeups)?;
+    delays.sort_by(|a, b| b.latency_ns().cmp(&a.latency_ns()).then(a.end.cmp(&b.end)));
+    writeln!(
+        out,
+        "
+worst waits:"
+    )?;
+    writeln!(
+        out,
+        "  {:>12} {:>10} {:>7} {:>4} {:<10} {:<12} {:>8} {:>12}",
+        "start (s)", "ms", "pid", "CPU", "kind", "placed", "migrated", "other-idle ms"
+    )?;
+    for d in delays.iter().take(top) {
+        let kind = match d.kind {
+            latency::DelayKind::Wakeup => "wakeup",
+            latency::DelayKind::NewTask => "new task",
+            latency::DelayKind::Preemption => "preempted",
+        };
+        let placed = match d.placement {
+            latency::Placement::IdleCpu => "idle CPU",
+            latency::Placement::BehindTask => "behind task",
+            latency::Placement::Unknown => "unknown",
+        };
+        writeln!(
+            out,
+            "  {:>12} {:>10} {:>7} {:>4} {:<10} {:<12} {:>8} {:>12}",
+            relative(d.start, origin),
+            ms(d.latency_ns()),
+            pid_of(model, d.task),
+            d.cpu.0,
+            kind,
+            placed,
+            if d.migrated { "yes" } else { "no" },
+            ms(d.allowed_idle_ns)
+        )?;
+    }
+    writeln!(
+        out,
+        "
+who held the CPU while it waited (k: kernel thread):"
+    )?;
+    for a in latency::antagonists(model, latencies.window, tasks).iter().take(top) {
+        let comm = model.comms().name(model.tasks().get(a.task).last_comm());
+        let mark = if a.kernel_thread { "k" } else { " " };
+        writeln!(out, "  {mark} {:>7} {:<16} {:>10} ms", pid_of(model, a.task), comm, ms(a.held_ns))?;
+    }
+    Ok(())
+}
+
+/// A row's key (for sorting ties and printing) and its group.
+type KeyedRow<'a> = (RowKey, &'a Group);
+
+/// What names a row: command, task or CPU.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct RowKey {
+    comm: Option<String>,
+    pid: Option<i32>,
+    cpu: Option<u32>,
+}
+
+fn rows<'a>(model: &Model, latencies: &'a Latencies, by: By) -> Vec<KeyedRow<'a>> {
+    let key = |comm: Option<String>, pid: Option<i32>, cpu: Option<u32>| RowKey { comm, pid, cpu };
+    match by {
+        By::Command => latencies.by_command.iter().map(|(c, g)| (key(Some(c.clone()), None, None), g)).collect(),
+        By::Task => latencies
+            .by_task
+            .iter()
+            .map(|(task, pid, name, g)| {
+                debug_assert_eq!(model.tasks().get(*task).pid, *pid);
+                (key(Some(name.clone()), Some(pid.0), None), g)
+            })
+            .collect(),
+        By::Cpu => latencies.by_cpu.iter().map(|(cpu, g)| (key(None, None, Some(cpu.0)), g)).collect(),
+    }
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn relative(t: Nanos, origin: Nanos) -> String {
+    format!("{:.6}", (t.0 as i128 - origin.0 as i128) as f64 / 1e9)
+}
+
+fn pid_of(model: &Model, task: TaskId) -> i32 {
+    model.tasks().get(task).pid.0
+}
+
+fn print_text(
+    out: &mut impl Write,
+    model: &Model,
+    latencies: &Latencies,
+    rows: &[KeyedRow<'_>],
+    origin: Nanos,
+    by: By,
+) -> Result<()> {
+    let window = latencies.window;
+    writeln!(out, "window: {} .. {} s", relative(window.start, origin), relative(window.end, origin))?;
+    let overall = &latencies.overall;
+    for (what, summary) in [("wakeup latency", &overall.wakeups), ("preemption wait", &overall.preemptions)] {
+        writeln!(
+            out,
+            "{what}: {} delays, p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms{}",
+            summary.count,
+            ms(summary.p50_ns),
+            ms(summary.p90_ns),
+            ms(summary.p99_ns),
+            ms(summary.p999_ns),
+            ms(summary.worst.map_or(0, |w| w.latency_ns)),
+            summary.worst.map_or(String::new(), |w| format!(
+                " (pid {} at {} s on CPU {}{})",
+                pid_of(model, w.task),
+                relative(w.start, origin),
+                w.cpu.0,
+                w.waker.map_or(String::new(), |waker| format!(", woken by pid {}", pid_of(model, waker)))
+            ))
+        )?;
+        writeln!(out, "  {}", causes(summary))?;
+    }
+    let unknown = overall.unknown;
+    writeln!(
+        out,
+        "waits with an unknown end (no latency): {} (lost events {}, trace end {}, unrecorded switch {})",
+        unknown.total(),
+        unknown.lost,
+        unknown.trace_end,
+        unknown.unrecorded
+    )?;
+    writeln!(out, "\nwakeup latency histogram (all tasks):")?;
+    print_histogram(out, &overall.wakeups)?;
+    let name = match by {
+        By::Command => format!("{:<24}", "command"),
+        By::Task => format!("{:<7} {:<16}", "pid", "comm"),
+        By::Cpu => format!("{:<24}", "CPU"),
+    };
+    writeln!(
+        out,
+        "\n{name} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>9} {:>7} {:>9} {:>7}",
+        "wakeups",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "idle%",
+        "migr%",
+        "other-idle",
+        "preempt",
+        "p99 ms",
+        "unknown"
+    )?;
+    for (key, group) in rows {
+        let name = match (&key.comm, key.pid, key.cpu) {
+            (Some(comm), Some(pid), _) => format!("{pid:<7} {comm:<16}"),
+            (Some(comm), None, _) => format!("{comm:<24}"),
+            (_, _, cpu) => format!("{:<24}", cpu.unwrap_or(0)),
+        };
+        let w = &group.wakeups;
+        let share = |n: u64| if w.count == 0 { 0.0 } else { 100.0 * n as f64 / w.count as f64 };
+        writeln!(
+            out,
+            "{name} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6.1} {:>6.1} {:>9} {:>7} {:>9} {:>7}",
+            w.count,
+            ms(w.p50_ns),
+            ms(w.p90_ns),
+            ms(w.p99_ns),
+            ms(w.p999_ns),
+            ms(w.worst.map_or(0, |m| m.latency_ns)),
+            share(w.on_idle_cpu.0),
+            share(w.migrated.0),
+            ms(w.allowed_idle.1),
+            group.preemptions.count,
+            ms(group.preemptions.p99_ns),
+            group.unknown.total()
+        )?;
+    }
+    Ok(())
+}
+
+fn causes(summary: &Summary) -> String {
+    format!(
+        "{} placed on an idle CPU, {} behind a running task or unknown; {} migrated; {} while another allowed CPU idled ({} ms idle in all)",
+        summary.on_idle_cpu.0,
+        summary.count - summary.on_idle_cpu.0,
+        summary.migrated.0,
+        summary.allowed_idle.0,
+        ms(summary.allowed_idle.1)
+    )
+}
+
+fn print_histogram(out: &mut impl Write, summary: &Summary) -> Result<()> {
+    let edges = bucket_edges_ns();
+    let widest = summary.histogram.iter().copied().max().unwrap_or(0).max(1);
+    let label = |ns: u64| if ns < 1_000_000 { format!("{} us", ns / 1000) } else { format!("{} ms", ns / 1_000_000) };
+    for (k, &count) in summary.histogram.iter().enumerate().filter(|(_, c)| **c > 0) {
+        let upper = edges.get(k + 1).map_or("...".to_string(), |&e| label(e));
+        let bar = "#".repeat(((count * 40).div_ceil(widest)) as usize);
+        writeln!(out, "  {:>9} .. {:<9} {:>8} {bar}", label(edges[k]), upper, count)?;
+    }
+    Ok(())
+}
+
+fn print_csv(out: &mut impl Write, rows: &[KeyedRow<'_>]) -> Result<()> {
+    writeln!(
+        out,
+        "comm,pid,cpu,wakeups,wakeup_total_ns,wakeup_p50_ns,wakeup_p90_ns,wakeup_p99_ns,wakeup_p999_ns,wakeup_max_ns,on_idle_cpu,migrated,allowed_idle,allowed_idle_ns,preemptions,preemption_total_ns,preemption_p50_ns,preemption_p99_ns,preemption_max_ns,unknown_lost,unknown_trace_end,unknown_unrecorded"
+    )?;
+    for (key, group) in rows {
+        let (w, p) = (&group.wakeups, &group.preemptions);
+        let opt = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            key.comm.as_deref().map_or(String::new(), csv_field),
+            opt(key.pid.map(i64::from)),
+            opt(key.cpu.map(i64::from)),
+            w.count,
+            w.total_ns,
+            w.p50_ns,
+            w.p90_ns,
+            w.p99_ns,
+            w.p999_ns,
+            w.worst.map_or(0, |m| m.latency_ns),
+            w.on_idle_cpu.0,
+            w.migrated.0,
+            w.allowed_idle.0,
+            w.allowed_idle.1,
+            p.count,
+            p.total_ns,
+            p.p50_ns,
+            p.p99_ns,
+            p.worst.map_or(0, |m| m.latency_ns),
+            group.unknown.lost,
+            group.unknown.trace_end,
+            group.unknown.unrecorded
+        )?;
+    }
+    Ok(())
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
+}
+
+fn report(model: &Model, latencies: &Latencies, rows: &[KeyedRow<'_>]) -> LatencyReport {
+    LatencyReport {
+        window_start_ns: latencies.window.start.0,
+        window_end_ns: latencies.window.end.0,
+        bucket_edges_ns: bucket_edges_ns().to_vec(),
+        overall: group_document(model, &latencies.overall),
+        rows: rows
+            .iter()
+            .map(|(key, group)| LatencyRow {
+                comm: key.comm.clone(),
+                pid: key.pid,
+                cpu: key.cpu,
+                delays: group_document(model, group),
+            })
+            .collect(),
+    }
+}
+
+fn group_document(model: &Model, group: &Group) -> LatencyGroup {
+    LatencyGroup {
+        wakeups: summary_document(model, &group.wakeups),
+        preemptions: summary_document(model, &group.preemptions),
+        unknown_lost: group.unknown.lost,
+        unknown_trace_end: group.unknown.trace_end,
+        unknown_unrecorded: group.unknown.unrecorded,
+    }
+}
+
+fn summary_document(model: &Model, summary: &Summary) -> LatencySummary {
+    LatencySummary {
+        count: summary.count,
+        total_ns: summary.total_ns,
+        histogram: summary.histogram.to_vec(),
+        p50_ns: summary.p50_ns,
+        p90_ns: summary.p90_ns,
+        p99_ns: summary.p99_ns,
+        p999_ns: summary.p999_ns,
+        max: summary.worst.map(|w| LatencyMax {
+            latency_ns: w.latency_ns,
+            start_ns: w.start.0,
+            end_ns: w.end.0,
+            cpu: w.cpu.0,
+            pid: pid_of(model, w.task),
+            waker_pid: w.waker.map(|t| pid_of(model, t)),
+        }),
+        on_idle_cpu: summary.on_idle_cpu.0,
+        migrated: summary.migrated.0,
+        allowed_idle: summary.allowed_idle.0,
+        allowed_idle_ns: summary.allowed_idle.1,
+    }
+}
+
+/// `--perf` and `--per-switch`: perf's definitions over the whole trace.
+fn run_perf(args: &Args) -> Result<Outcome> {
+    let loaded = load_model(&args.trace, Detail::SEGMENTS)?;
+    let perf = match &loaded.trace {
+        Input::TraceDat(source) => perf_sched::read(source),
+        Input::PerfData(source) => perf_sched::read(source),
+        Input::Perfetto(source) => perf_sched::read(source),
+    };
+    let mut out = std::io::stdout().lock();
+    if args.per_switch {
+        print_switches(&mut out, &perf, args.format)?;
+    } else {
+        let rows = perf_rows(&loaded.model, &perf);
+        match args.format {
+            Format::Text => print_perf_text(&mut out, &rows)?,
+            Format::Csv => print_perf_csv(&mut out, &rows)?,
+            Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
+        }
+    }
+    Ok(loaded.outcome)
+}
+
+/// perf's rows, with each task's name and switch-to-switch run time from the model,
+/// sorted as perf sorts by default (average delay, then max, switches, runtime; all
+/// largest first), then by pid.
+fn perf_rows(model: &Model, perf: &PerfSched) -> Vec<PerfLatencyRow> {
+    let mut switch_runtime = vec![0u64; model.tasks().len()];
+    for timeline in model.cpus() {
+        for segment in timeline.segments().iter() {
+            let slot = &mut switch_runtime[segment.task.index()];
+            *slot = slot.saturating_add(segment.duration().0);
+        }
+    }
+    let mut rows: Vec<PerfLatencyRow> = perf
+        .tasks
+        .iter()
+        .map(|task| {
+            // The last task of that pid (perf keeps one thread per tid).
+            let id = model.tasks().by_pid(task.pid);
+            PerfLatencyRow {
+                comm: id.map_or(format!(":{}", task.pid.0), |id| {
+                    model.comms().name(model.tasks().get(id).last_comm()).to_string()
+                }),
+                pid: task.pid.0,
+                runtime_ns: task.runtime_ns,
+                switch_runtime_ns: id.map_or(0, |id| switch_runtime[id.index()]),
+                switches: task.switches,
+                avg_delay_ns: task.avg_delay_ns(),
+                max_delay_ns: task.max_delay_ns,
+                max_start_ns: task.max_start.0,
+                max_end_ns: task.max_end.0,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.avg_delay_ns, b.max_delay_ns, b.switches, b.runtime_ns, a.pid).cmp(&(
+            a.avg_delay_ns,
+            a.max_delay_ns,
+            a.switches,
+            a.runtime_ns,
+            b.pid,
+        ))
+    });
+    rows
+}
+
+/// perf's microsecond timestamps: seconds and six digits, truncated.
+fn perf_time(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000)
+}
+
+fn print_perf_text(out: &mut impl Write, rows: &[PerfLatencyRow]) -> Result<()> {
+    let rule = "-".repeat(155);
+    writeln!(out, " {rule}")?;
+    writeln!(
+        out,
+        "  {:<22}|   Runtime ms  | Switch ms   | Switches | Avg delay ms    | Max delay ms    | Max delay start           | Max delay end          |",
+        "Task"
+    )?;
+    writeln!(out, " {rule}")?;
+    let (mut runtime, mut count) = (0u64, 0u64);
+    for row in rows {
+        runtime += row.runtime_ns;
+        count += row.switches;
+        let name = format!("  {}:{} ", row.comm, row.pid);
+        writeln!(
+            out,
+            "{name:<24}|{:>11.3} ms |{:>9.3} ms |{:>9} | avg:{:>8.3} ms | max:{:>8.3} ms | max start: {:>12} s | max end: {:>12} s",
+            row.runtime_ns as f64 / 1e6,
+            row.switch_runtime_ns as f64 / 1e6,
+            row.switches,
+            row.avg_delay_ns as f64 / 1e6,
+            row.max_delay_ns as f64 / 1e6,
+            perf_time(row.max_start_ns),
+            perf_time(row.max_end_ns)
+        )?;
+    }
+    writeln!(out, " {rule}")?;
+    writeln!(out, "  TOTAL:                |{:>11.3} ms |             |{:>9} |", runtime as f64 / 1e6, count)?;
+    writeln!(
+        out,
+        "\nRuntime: the sum of sched_stat_runtime (perf's); Switch ms: from switch to switch (schedlens's)."
+    )?;
+    Ok(())
+}
+
+fn print_perf_csv(out: &mut impl Write, rows: &[PerfLatencyRow]) -> Result<()> {
+    writeln!(out, "comm,pid,runtime_ns,switch_runtime_ns,switches,avg_delay_ns,max_delay_ns,max_start_ns,max_end_ns")?;
+    for r in rows {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{}",
+            csv_field(&r.comm),
+            r.pid,
+            r.runtime_ns,
+            r.switch_runtime_ns,
+            r.switches,
+            r.avg_delay_ns,
+            r.max_delay_ns,
+            r.max_start_ns,
+            r.max_end_ns
+        )?;
+    }
+    Ok(())
+}
+
+fn print_switches(out: &mut impl Write, perf: &PerfSched, format: Format) -> Result<()> {
+    if format == Format::Text {
+        writeln!(
+            out,
+            "{:>15} {:>6}  {:>7}  {:>9}  {:>9}  {:>9}",
+            "time", "cpu", "pid", "wait ms", "delay ms", "run ms"
+        )?;
+    } else {
+        writeln!(out, "time_ns,cpu,pid,wait_ns,delay_ns,run_ns")?;
+    }
+    for s in &perf.switches {
+        if format == Format::Text {
+            writeln!(
+                out,
+                "{:>15} [{:04}]  {:>7}  {:>9}  {:>9}  {:>9}",
+                perf_time(s.time.0),
+                s.cpu.0,
+                s.pid.0,
+                ms(s.wait_ns),
+                ms(s.delay_ns),
+                ms(s.run_ns)
+            )?;
+        } else {
+            writeln!(out, "{},{},{},{},{},{}", s.time.0, s.cpu.0, s.pid.0, s.wait_ns, s.delay_ns, s.run_ns)?;
+        }
+    }
+    Ok(())
+}
