@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tracedat::format::{Element, FieldKind};
 
-/// Tests that trace (record, watch) take turns: there is one tracefs.
+/// Tests that trace through tracefs (record, watch, runs --record, trace-cmd record) take
+/// turns: there is one tracefs, and a recorder changing buffer sizes or turning tracing
+/// off under another one empties that one's trace.
 pub static TRACEFS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The standard output of a successful run, as bytes.

@@ -103,6 +103,7 @@ fn every_command_survives_recorded_lost_event_traces() {
         let _ = writeln!(std::io::stderr(), "skipped: every_command_survives_recorded_lost_event_traces: {why}");
         return;
     }
+    let _tracefs = crate::common::TRACEFS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     std::fs::create_dir_all(temp("")).unwrap();
     // Buffers far below what the load needs (the recorders' defaults are 8 MiB and
     // 1.4 MiB); at SCHED_FIFO hackbench also starves the reader of the buffers.

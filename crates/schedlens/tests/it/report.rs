@@ -50,6 +50,7 @@ fn a_recorded_series_shows_its_fastest_and_slowest_runs_with_the_comparison() {
         eprintln!("skipped: a_recorded_series_shows_its_fastest_and_slowest_runs_with_the_comparison: {why}");
         return;
     }
+    let _tracefs = crate::common::TRACEFS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let out = dir("report-recorded-series");
     let o = out.display().to_string();
     let args = ["runs", "-n", "2", "--record", "--sleep", "0.1", "--figure-format", "svg", "-o", &o, "--"];
