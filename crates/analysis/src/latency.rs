@@ -16,6 +16,7 @@ use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
 use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd};
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 /// What a delay measured.
@@ -143,12 +144,12 @@ impl Summary {
         self.total_ns.checked_div(self.count).unwrap_or(0)
     }
 
-    /// From the group's delays (any order).
-    fn of(delays: &mut [&Delay]) -> Summary {
-        // A total order (no two waits share all of it), so an unstable sort is deterministic.
-        delays.sort_unstable_by_key(|d| (d.latency_ns(), d.end, d.cpu, d.task, d.start));
+    /// From the group's delays (any order). The percentiles are order statistics of the
+    /// latencies (selected, not sorted: a sort of every group's delays took a third of
+    /// `latency`'s time on a 5M-event trace).
+    fn of(delays: &[&Delay]) -> Summary {
         let mut summary = Summary { count: delays.len() as u64, ..Summary::default() };
-        for delay in delays.iter() {
+        for delay in delays {
             let latency = delay.latency_ns();
             summary.total_ns = summary.total_ns.saturating_add(latency);
             summary.histogram[bucket_of(latency)] += 1;
@@ -162,25 +163,35 @@ impl Summary {
             add(&mut summary.migrated, delay.migrated, latency);
             add(&mut summary.allowed_idle, delay.allowed_idle_ns > 0, delay.allowed_idle_ns);
         }
-        let rank = |p: f64| -> u64 {
-            let n = delays.len();
-            if n == 0 {
-                return 0;
-            }
-            let index = ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
-            delays[index].latency_ns()
-        };
-        (summary.p50_ns, summary.p90_ns, summary.p99_ns, summary.p999_ns) =
-            (rank(0.50), rank(0.90), rank(0.99), rank(0.999));
-        // The largest, and of equal ones the earliest (the sort put the latest last).
-        summary.worst = delays.last().map(|last| {
-            let latency = last.latency_ns();
-            let first = delays.partition_point(|d| d.latency_ns() < latency);
-            let d = delays[first];
-            Worst { latency_ns: latency, start: d.start, end: d.end, cpu: d.cpu, task: d.task, waker: d.waker }
-        });
+        let mut latencies: Vec<u64> = delays.iter().map(|d| d.latency_ns()).collect();
+        (summary.p50_ns, summary.p90_ns, summary.p99_ns, summary.p999_ns) = (
+            nearest_rank(&mut latencies, 0.50),
+            nearest_rank(&mut latencies, 0.90),
+            nearest_rank(&mut latencies, 0.99),
+            nearest_rank(&mut latencies, 0.999),
+        );
+        // The largest, and of equal ones the earliest.
+        summary.worst =
+            delays.iter().min_by_key(|d| (Reverse(d.latency_ns()), d.end, d.cpu, d.task, d.start)).map(|d| Worst {
+                latency_ns: d.latency_ns(),
+                start: d.start,
+                end: d.end,
+                cpu: d.cpu,
+                task: d.task,
+                waker: d.waker,
+            });
         summary
     }
+}
+
+/// The nearest-rank `p` quantile of `latencies` (0 when empty); reorders them.
+fn nearest_rank(latencies: &mut [u64], p: f64) -> u64 {
+    let n = latencies.len();
+    if n == 0 {
+        return 0;
+    }
+    let index = ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
+    *latencies.select_nth_unstable(index).1
 }
 
 /// A group's delays: wakeups (new tasks included) and preemptions apart.
@@ -326,9 +337,9 @@ fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, 
 
 /// The group of some delays (wakeups and preemptions apart) with its unknown ends.
 pub fn summarise(delays: &mut [&Delay], unknown: UnknownEnds) -> Group {
-    let (mut preemptions, mut wakeups): (Vec<&Delay>, Vec<&Delay>) =
+    let (preemptions, wakeups): (Vec<&Delay>, Vec<&Delay>) =
         delays.iter().partition(|d| d.kind == DelayKind::Preemption);
-    Group { wakeups: Summary::of(&mut wakeups), preemptions: Summary::of(&mut preemptions), unknown }
+    Group { wakeups: Summary::of(&wakeups), preemptions: Summary::of(&preemptions), unknown }
 }
 
 /// Whether `task` began running on `cpu` at `time` by a recorded `sched_switch` (the
