@@ -9,8 +9,8 @@
 //! wakeups, a CPU's state unknown), counted and never guessed. Definitions in docs/critical-path.md.
 
 use crate::check::Affinity;
-use crate::check::placement::Placement;
-use crate::idle::{Allowed, IdleIndex, IdleShares};
+use crate::check::placement::{LONG_WAIT, PINNED_CPUS, PINNED_RUNS, PINNED_WAITS, Placement};
+use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
 use model::{Cpu, Model, Nanos, SegmentEnd, TaskId, WaitCause, WaitEnd, WaitId, WakeupId};
 use std::collections::HashMap;
@@ -162,16 +162,10 @@ pub struct CriticalPath {
     pub possibly_pinned: Vec<(TaskId, Nanos, Vec<Cpu>)>,
 }
 
-/// Inferred pinning, as `check` tells it: a task confined to at most this many CPUs ...
-const PINNED_CPUS: usize = 4;
-/// ... that ran at least this many times ...
-const PINNED_RUNS: u32 = 5;
-/// ... and waited at least this many times, since then, while no CPU inside idled and
-/// CPUs outside idled for a scheduler tick at 250 Hz or more (time enough for an idle
-/// CPU's balancing to pull it: `check`'s long wait).
-const PINNED_WAITS: u32 = 3;
-const KEPT_OFF: Nanos = Nanos(4_000_000);
-/// Waits looked at for that evidence per task.
+/// Inferred pinning, as `check` tells it (`placement`'s numbers): confined to at most
+/// `PINNED_CPUS` CPUs with `PINNED_RUNS` runs there, and since then `PINNED_WAITS` waits
+/// while no CPU inside idled and CPUs outside idled for a `LONG_WAIT` or more. Waits
+/// looked at for that evidence per task:
 const PINNED_WAITS_LOOKED_AT: usize = 1000;
 
 /// A task's run segment, as the walk needs it.
@@ -230,12 +224,7 @@ impl PerTask {
             waits[*slot as usize] = Some(wait);
             *slot += 1;
         }
-        let mut wakeup_of = vec![None; waits_table.len()];
-        for id in model.wakeups().ids() {
-            if let Some(wait) = model.wakeups().wait(id) {
-                wakeup_of[wait.index()] = Some(id);
-            }
-        }
+        let wakeup_of = model.wakeups_by_wait();
         PerTask { run_offsets, runs, wait_offsets, waits: waits.into_iter().flatten().collect(), wakeup_of }
     }
 
@@ -505,7 +494,7 @@ impl Walk<'_> {
             AllowedCpus::Only(since, cpus) => {
                 let before = self.index.shares(from, since, Allowed::Every);
                 let after = self.index.shares(since, to, Allowed::Only(&cpus));
-                add_shares(before, after)
+                before + after
             }
         };
         self.breakdown.scheduler_ns += shares.allowed_idle_ns;
@@ -568,7 +557,7 @@ impl Walk<'_> {
                 .map(|&w| table.get(w))
                 .filter(|w| {
                     let shares = self.index.shares(w.start, w.end, Allowed::Only(&confinement.cpus));
-                    shares.allowed_idle_ns == 0 && shares.other_idle_ns >= KEPT_OFF.0
+                    shares.allowed_idle_ns == 0 && shares.other_idle_ns >= LONG_WAIT.0
                 })
                 .take(PINNED_WAITS as usize)
                 .count();
@@ -624,15 +613,6 @@ enum Continue {
     Same(GapEnd),
     /// The waker, at the wakeup's start; the CPU the wakee was put on, if known.
     Waker(TaskId, Nanos, Option<Cpu>),
-}
-
-fn add_shares(a: IdleShares, b: IdleShares) -> IdleShares {
-    IdleShares {
-        allowed_idle_ns: a.allowed_idle_ns + b.allowed_idle_ns,
-        other_idle_ns: a.other_idle_ns + b.other_idle_ns,
-        busy_ns: a.busy_ns + b.busy_ns,
-        unknown_ns: a.unknown_ns + b.unknown_ns,
-    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,20 @@ pub struct IdleShares {
     pub unknown_ns: u64,
 }
 
+impl std::ops::Add for IdleShares {
+    type Output = IdleShares;
+
+    /// The shares of two stretches together.
+    fn add(self, other: IdleShares) -> IdleShares {
+        IdleShares {
+            allowed_idle_ns: self.allowed_idle_ns + other.allowed_idle_ns,
+            other_idle_ns: self.other_idle_ns + other.other_idle_ns,
+            busy_ns: self.busy_ns + other.busy_ns,
+            unknown_ns: self.unknown_ns + other.unknown_ns,
+        }
+    }
+}
+
 impl IdleShares {
     /// The stretch's length.
     pub fn total_ns(&self) -> u64 {

@@ -221,7 +221,7 @@ pub struct Latencies {
 /// tasks `filter` accepts. The model must have waits, wakeups and migrations.
 pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Option<&Affinity>) -> Latencies {
     let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
-    let wakeup_of = wakeups_by_wait(model);
+    let wakeup_of = model.wakeups_by_wait();
     let migrations = migrations_by_task(model);
     let idle = IdleIndex::new(model);
     let mut delays = Vec::new();
@@ -351,18 +351,6 @@ fn switched_in(model: &Model, task: TaskId, cpu: Cpu, time: Nanos) -> bool {
     let first = segments.first_starting_at_or_after(time);
     let last = segments.first_starting_after(time);
     segments.iter_range(first..last).any(|s| s.task == task && s.started_by_switch())
-}
-
-/// For each wait (by index), the wakeup that began it.
-fn wakeups_by_wait(model: &Model) -> Vec<Option<model::WakeupId>> {
-    let mut of = vec![None; model.waits().len()];
-    for (id, wakeup) in model.wakeups().ids().zip(model.wakeups().iter()) {
-        // Waits named by wakeups are rows of the model's waits: in range.
-        if let Some(wait) = wakeup.wait {
-            of[wait.index()] = Some(id);
-        }
-    }
-    of
 }
 
 /// Per task, the times it moved between CPUs, in order.

@@ -6,6 +6,7 @@
 use crate::anomalies::Anomalies;
 use crate::events::SchedDecoder;
 use crate::staging;
+use crate::table::WakeupId;
 use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
 use crate::tracker::{Tracker, TrackerOptions};
@@ -323,6 +324,19 @@ impl Model {
     pub fn wakeup_ran(&self, wakeup: &Wakeup) -> Option<(Nanos, Cpu)> {
         let wait = self.waits().get(wakeup.wait?);
         (wait.end_kind == WaitEnd::Ran).then_some((wait.end, wait.ran_on))
+    }
+
+    /// For each wait (by its index), the wakeup that began it: the wakeups name their
+    /// waits, this turns that around (a vector built on each call).
+    pub fn wakeups_by_wait(&self) -> Vec<Option<WakeupId>> {
+        let mut of = vec![None; self.waits().len()];
+        for id in self.wakeups().ids() {
+            // Waits named by wakeups are rows of the model's waits: in range.
+            if let Some(wait) = self.wakeups().wait(id) {
+                of[wait.index()] = Some(id);
+            }
+        }
+        of
     }
 
     /// When the wakee was put on a runqueue.

@@ -10,20 +10,15 @@ use crate::error::RecordError;
 use crate::events;
 use crate::machine;
 use crate::output::page_format;
-use crate::reader::Losses;
+use crate::reader::{Losses, PipeRaw};
 use crate::state::TracefsGuard;
 use crate::tracefs::{Tracefs, check_privileges};
-use std::fs::File;
-use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use tracedat::RecordedContext;
-use tracedat::ringbuf::{Missed, PageLayout, PageRecords, read_page_header};
+use tracedat::ringbuf::{PageHeader, PageLayout, PageRecords};
 
 /// The longest a live reader sleeps between drains: it bounds how late a quiet CPU
 /// tells that it has nothing more, and so the detection lag.
@@ -191,14 +186,10 @@ fn read_setup(fs: &Tracefs, cpus: Vec<u32>, cpu_count: u32) -> Result<LiveSetup,
 
 struct LiveReader {
     cpu: u32,
-    path: PathBuf,
-    file: File,
-    layout: PageLayout,
-    page: Vec<u8>,
+    pipe: PipeRaw,
     sender: SyncSender<Delivery>,
     /// The latest event time any reader has handed over.
     latest: Arc<AtomicU64>,
-    losses: Losses,
 }
 
 impl LiveReader {
@@ -209,70 +200,34 @@ impl LiveReader {
         sender: SyncSender<Delivery>,
         latest: Arc<AtomicU64>,
     ) -> Result<LiveReader, RecordError> {
-        let path = fs.path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
-        let file = File::options()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| RecordError::file(&path, e))?;
-        let page = vec![0; setup.page_size];
-        Ok(LiveReader { cpu, path, file, layout: setup.layout, page, sender, latest, losses: Losses::default() })
+        Ok(LiveReader { cpu, pipe: PipeRaw::open(fs, cpu, setup.layout, setup.page_size)?, sender, latest })
     }
 
     fn run(mut self, stop: &AtomicBool) -> Result<Losses, RecordError> {
         loop {
             let stopping = stop.load(Ordering::SeqCst);
             let before = self.latest.load(Ordering::SeqCst);
-            if !self.drain()? {
-                return Ok(self.losses);
+            let (cpu, sender, latest) = (self.cpu, &self.sender, &self.latest);
+            let endian = self.pipe.layout().endian;
+            let data_offset = self.pipe.layout().data_offset;
+            let mut hand_over = |page: &[u8], header: &PageHeader| {
+                let data = &page[data_offset..data_offset + header.data_len];
+                let last = PageRecords::new(data, header.timestamp, endian)
+                    .map_while(Result::ok)
+                    .last()
+                    .map_or(header.timestamp, |r| r.timestamp);
+                let sent = sender.send(Delivery::Page { cpu, bytes: page.to_vec() }).is_ok();
+                latest.fetch_max(last, Ordering::SeqCst);
+                Ok(sent)
+            };
+            if !self.pipe.drain(&mut hand_over)? {
+                return Ok(self.pipe.losses());
             }
             // Drained: nothing of this CPU up to `before` is still in the kernel.
             if self.sender.send(Delivery::Drained { cpu: self.cpu, until_ns: before }).is_err() || stopping {
-                return Ok(self.losses);
+                return Ok(self.pipe.losses());
             }
-            let mut poll = libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd; an interrupted or failed poll just means "drain now".
-            unsafe { libc::poll(&mut poll, 1, POLL_MS) };
+            self.pipe.wait(POLL_MS);
         }
-    }
-
-    /// Hands over pages until the kernel has none; false when the watcher has gone.
-    fn drain(&mut self) -> Result<bool, RecordError> {
-        loop {
-            match self.file.read(&mut self.page) {
-                Ok(0) => return Ok(true),
-                Ok(n) if n == self.page.len() => {
-                    if !self.hand_over()? {
-                        return Ok(false);
-                    }
-                }
-                Ok(n) => {
-                    let error = io::Error::other(format!("short read of {n} bytes (pages are {})", self.page.len()));
-                    return Err(RecordError::file(&self.path, error));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(RecordError::file(&self.path, e)),
-            }
-        }
-    }
-
-    fn hand_over(&mut self) -> Result<bool, RecordError> {
-        let header = read_page_header(&self.page, &self.layout).map_err(|e| RecordError::Content {
-            path: self.path.clone(),
-            text: format!("a page the reader cannot use: {e}"),
-        })?;
-        if header.data_len == 0 && header.missed == Missed::None {
-            return Ok(true);
-        }
-        self.losses.count(header.missed);
-        let data = &self.page[self.layout.data_offset..self.layout.data_offset + header.data_len];
-        let last = PageRecords::new(data, header.timestamp, self.layout.endian)
-            .map_while(Result::ok)
-            .last()
-            .map_or(header.timestamp, |r| r.timestamp);
-        let sent = self.sender.send(Delivery::Page { cpu: self.cpu, bytes: self.page.clone() }).is_ok();
-        self.latest.fetch_max(last, Ordering::SeqCst);
-        Ok(sent)
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use tracedat::CpuSink;
-use tracedat::ringbuf::{Missed, PageLayout, read_page_header};
+use tracedat::ringbuf::{Missed, PageHeader, PageLayout, read_page_header};
 
 /// The longest a reader sleeps between drains: the buffer must hold this long's events.
 const POLL_MS: i32 = 100;
@@ -106,24 +106,86 @@ impl Drop for Readers {
     }
 }
 
-struct CpuReader {
+/// One CPU's `trace_pipe_raw`, read a whole page at a time: both the recording's readers
+/// and the live ones ([`crate::live`]) drain it the same way and differ only in what
+/// they do with a page.
+pub(crate) struct PipeRaw {
     path: PathBuf,
     file: File,
-    sink: CpuSink,
     layout: PageLayout,
     page: Vec<u8>,
     losses: Losses,
 }
 
-impl CpuReader {
-    fn open(fs: &Tracefs, sink: CpuSink, layout: PageLayout, page_size: usize) -> Result<CpuReader, RecordError> {
-        let path = fs.path(&format!("per_cpu/cpu{}/trace_pipe_raw", sink.cpu()));
+impl PipeRaw {
+    /// Opens `cpu`'s file, non-blocking.
+    pub fn open(fs: &Tracefs, cpu: u32, layout: PageLayout, page_size: usize) -> Result<PipeRaw, RecordError> {
+        let path = fs.path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
         let file = File::options()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| RecordError::file(&path, e))?;
-        Ok(CpuReader { path, file, sink, layout, page: vec![0; page_size], losses: Losses::default() })
+        Ok(PipeRaw { path, file, layout, page: vec![0; page_size], losses: Losses::default() })
+    }
+
+    /// Hands `keep` every page with events or a loss until the kernel has none (losses
+    /// counted here); false as soon as `keep` says to stop.
+    pub fn drain(
+        &mut self,
+        keep: &mut impl FnMut(&[u8], &PageHeader) -> Result<bool, RecordError>,
+    ) -> Result<bool, RecordError> {
+        loop {
+            match self.file.read(&mut self.page) {
+                Ok(0) => return Ok(true),
+                Ok(n) if n == self.page.len() => {
+                    let header = read_page_header(&self.page, &self.layout).map_err(|e| RecordError::Content {
+                        path: self.path.clone(),
+                        text: format!("a page the reader cannot use: {e}"),
+                    })?;
+                    if header.data_len == 0 && header.missed == Missed::None {
+                        continue;
+                    }
+                    self.losses.count(header.missed);
+                    if !keep(&self.page, &header)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(n) => {
+                    let error = io::Error::other(format!("short read of {n} bytes (pages are {})", self.page.len()));
+                    return Err(RecordError::file(&self.path, error));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(RecordError::file(&self.path, e)),
+            }
+        }
+    }
+
+    /// Sleeps until the kernel has pages for this CPU or `poll_ms` passed.
+    pub fn wait(&self, poll_ms: i32) {
+        let mut poll = libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd; an interrupted or failed poll just means "drain now".
+        unsafe { libc::poll(&mut poll, 1, poll_ms) };
+    }
+
+    pub fn layout(&self) -> &PageLayout {
+        &self.layout
+    }
+
+    pub fn losses(&self) -> Losses {
+        self.losses
+    }
+}
+
+struct CpuReader {
+    pipe: PipeRaw,
+    sink: CpuSink,
+}
+
+impl CpuReader {
+    fn open(fs: &Tracefs, sink: CpuSink, layout: PageLayout, page_size: usize) -> Result<CpuReader, RecordError> {
+        Ok(CpuReader { pipe: PipeRaw::open(fs, sink.cpu(), layout, page_size)?, sink })
     }
 
     fn run(mut self, stop: &AtomicBool) -> Result<CpuResult, RecordError> {
@@ -131,48 +193,12 @@ impl CpuReader {
             // Seen before the drain: a stop set after tracing went off is followed by one
             // more complete drain.
             let stopping = stop.load(Ordering::SeqCst);
-            self.drain()?;
+            let sink = &mut self.sink;
+            self.pipe.drain(&mut |page, _| sink.add_page(page).map(|()| true).map_err(RecordError::from))?;
             if stopping {
-                return Ok(CpuResult { sink: self.sink, losses: self.losses });
+                return Ok(CpuResult { sink: self.sink, losses: self.pipe.losses() });
             }
-            self.wait();
+            self.pipe.wait(POLL_MS);
         }
-    }
-
-    /// Copies pages until the kernel has none.
-    fn drain(&mut self) -> Result<(), RecordError> {
-        loop {
-            match self.file.read(&mut self.page) {
-                Ok(0) => return Ok(()),
-                Ok(n) if n == self.page.len() => self.keep_page()?,
-                Ok(n) => {
-                    let error = io::Error::other(format!("short read of {n} bytes (pages are {})", self.page.len()));
-                    return Err(RecordError::file(&self.path, error));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(RecordError::file(&self.path, e)),
-            }
-        }
-    }
-
-    fn keep_page(&mut self) -> Result<(), RecordError> {
-        let header = read_page_header(&self.page, &self.layout).map_err(|e| RecordError::Content {
-            path: self.path.clone(),
-            text: format!("a page the reader cannot use: {e}"),
-        })?;
-        if header.data_len == 0 && header.missed == Missed::None {
-            return Ok(());
-        }
-        self.losses.count(header.missed);
-        self.sink.add_page(&self.page)?;
-        Ok(())
-    }
-
-    /// Sleeps until the kernel has pages for this CPU or [`POLL_MS`] passed.
-    fn wait(&self) {
-        let mut poll = libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd; an interrupted or failed poll just means "drain now".
-        unsafe { libc::poll(&mut poll, 1, POLL_MS) };
     }
 }

@@ -38,7 +38,7 @@ mod diffuse;
 use super::cursor::SegmentCursors;
 use super::kthreads;
 use super::lost::LostPiece;
-use super::placement::{Confinement, Placement};
+use super::placement::{Confinement, LONG_WAIT, PINNED_CPUS, PINNED_RUNS, PINNED_WAITS, Placement};
 use super::{
     BoundWait, BoundWaits, Cause, CauseMix, CheckRequest, Diffuse, Evidence, Incident, Kind, Pinning, TaskLoss, ms,
 };
@@ -58,21 +58,15 @@ const FRAGMENT: u64 = 8;
 const TOP_TASKS: usize = 5;
 /// Waits given as evidence per episode.
 const TOP_WAITS: usize = 3;
-/// Evidence for "possibly pinned" when a task never ran anywhere else: at least this
-/// many runs in the trace and waits in the episode, all on the CPUs it waited on.
-const PINNED_RUNS: u32 = 5;
-const PINNED_WAITS: u32 = 3;
-/// ... and otherwise (it ran elsewhere before, or on CPUs it did not wait on): from the
-/// moment it last left the CPUs it stayed on, at least this many waits of `LONG_WAIT` or
-/// more while other CPUs idled, never moved off them, ...
+/// Evidence for "possibly pinned" (the numbers are `placement`'s) when a task never ran
+/// anywhere else: `PINNED_RUNS` runs in the trace and `PINNED_WAITS` waits in the episode,
+/// all on the CPUs it waited on; and otherwise (it ran elsewhere before, or on CPUs it
+/// did not wait on): from the moment it last left the CPUs it stayed on, at least this
+/// many waits of `LONG_WAIT` or more while other CPUs idled, never moved off them, ...
 const PINNED_LONG_WAITS: usize = 16;
-/// (a scheduler tick at 250 Hz: time enough for an idle CPU's balancing to pull it)
-const LONG_WAIT: Nanos = Nanos(4_000_000);
 /// ... with idle CPUs enough for it for this share of its waiting, in tenths: a task
 /// that waits while idle CPUs are fewer than the waiting tasks (hackbench) is no sign.
 const PINNED_IDLE_TENTHS: u64 = 7;
-/// Inferred pinning is told for tasks confined to at most this many CPUs.
-const PINNED_CPUS: usize = 4;
 
 /// The episodes in the sweep's `pieces` (by CPU, then time): their clusters, with each
 /// wait's share and cause, grouped into episodes; the waits of kernel threads bound to

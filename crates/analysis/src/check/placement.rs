@@ -14,6 +14,17 @@ use model::{Cpu, Model, Nanos, TaskId};
 /// CPUs kept per task: confinements to more CPUs than this are not told.
 const RECENT: usize = 8;
 
+/// Inferred pinning (`check`'s "possibly pinned", the critical path's pinning) is told
+/// for tasks confined to at most this many CPUs ...
+pub(crate) const PINNED_CPUS: usize = 4;
+/// ... that ran at least this many times there ...
+pub(crate) const PINNED_RUNS: u32 = 5;
+/// ... and waited at least this many times while only CPUs outside idled.
+pub(crate) const PINNED_WAITS: u32 = 3;
+/// A long wait: a scheduler tick at 250 Hz, time enough for an idle CPU's balancing to
+/// pull the task.
+pub(crate) const LONG_WAIT: Nanos = Nanos(4_000_000);
+
 /// Where each task ran in the whole trace.
 pub(crate) struct Placement(Vec<Places>);
 

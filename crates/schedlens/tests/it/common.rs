@@ -157,3 +157,22 @@ pub fn perf_fixtures() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// Where trace-cmd's per-pid figures (`expected`) and schedlens's (`ours`) differ: the
+/// first five pids, each said in a line (a pid missing on one side counts as zeros).
+pub fn per_pid_differences<V: Copy + Default + PartialEq + std::fmt::Debug>(
+    expected: &BTreeMap<i32, V>,
+    ours: &BTreeMap<i32, V>,
+) -> Vec<String> {
+    expected
+        .keys()
+        .chain(ours.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter_map(|pid| {
+            let (e, o) = (expected.get(pid).copied().unwrap_or_default(), ours.get(pid).copied().unwrap_or_default());
+            (e != o).then(|| format!("pid {pid}: trace-cmd {e:?}, schedlens {o:?}"))
+        })
+        .take(5)
+        .collect()
+}

@@ -167,18 +167,7 @@ fn wakeup_latency_agrees_with_an_independent_count_from_trace_cmd() {
         ours.retain(|pid, _| !unsure.contains(pid));
         expected.retain(|pid, _| !unsure.contains(pid));
         eprintln!("{name}: {} tasks, {} left out", expected.len(), unsure.len());
-        let differences: Vec<String> = expected
-            .keys()
-            .chain(ours.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .filter_map(|pid| {
-                let (e, o) =
-                    (expected.get(pid).copied().unwrap_or_default(), ours.get(pid).copied().unwrap_or_default());
-                (e != o).then(|| format!("pid {pid}: trace-cmd {e:?}, schedlens {o:?}"))
-            })
-            .take(5)
-            .collect();
+        let differences = crate::common::per_pid_differences(&expected, &ours);
         assert!(differences.is_empty(), "{}:\n{}", path.display(), differences.join("\n"));
         compared += 1;
     }

@@ -150,18 +150,7 @@ fn stats_agree_with_an_independent_count_from_trace_cmd() {
         expected.remove(&0); // idle is not a task in the statistics
         expected.retain(|_, t| *t != TaskTotals::default());
         let ours = our_totals(&path);
-        let differences: Vec<String> = expected
-            .keys()
-            .chain(ours.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .filter_map(|pid| {
-                let (e, o) =
-                    (expected.get(pid).copied().unwrap_or_default(), ours.get(pid).copied().unwrap_or_default());
-                (e != o).then(|| format!("pid {pid}: trace-cmd {e:?}, schedlens {o:?}"))
-            })
-            .take(5)
-            .collect();
+        let differences = crate::common::per_pid_differences(&expected, &ours);
         assert!(differences.is_empty(), "{}:\n{}", path.display(), differences.join("\n"));
         compared += 1;
     }
