@@ -67,6 +67,20 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
+    /// The time whose cause is known: all of it but the unknown part.
+    pub fn known_ns(&self) -> u64 {
+        self.total_ns() - self.unknown_ns
+    }
+
+    /// The scheduler's part of the known time (0 when none is known): at most this share
+    /// is the scheduler's cost. Unknown time is left out, never guessed either way.
+    pub fn scheduler_share(&self) -> f64 {
+        match self.known_ns() {
+            0 => 0.0,
+            known => self.scheduler_ns as f64 / known as f64,
+        }
+    }
+
     pub fn total_ns(&self) -> u64 {
         self.running_ns
             + self.scheduler_ns

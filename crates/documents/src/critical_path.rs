@@ -24,8 +24,9 @@ pub struct CriticalPathReport {
     pub wall_ns: u64,
     /// Every nanosecond of the wall time, by cause.
     pub breakdown: PathBreakdown,
-    /// `breakdown.scheduler_ns / wall_ns`: at most this share of the wall time is the
-    /// scheduler's cost.
+    /// `breakdown.scheduler_ns` over the known time (`wall_ns` less
+    /// `breakdown.unknown_ns`): at most this share of the time whose cause is known is
+    /// the scheduler's cost.
     pub scheduler_share: f64,
     /// Where the CPUs a task was allowed on came from: `recorded` (the recording stored
     /// affinity) or `inferred` (where tasks ran, as `check` infers pinning).

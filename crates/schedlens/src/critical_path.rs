@@ -104,7 +104,7 @@ fn document(model: &Model, trace: &Path, target: &Target, path: &CriticalPath) -
             blocked_ns: b.blocked_ns,
             unknown_ns: b.unknown_ns,
         },
-        scheduler_share: if wall_ns == 0 { 0.0 } else { b.scheduler_ns as f64 / wall_ns as f64 },
+        scheduler_share: b.scheduler_share(),
         affinity: if path.recorded_affinity { "recorded".into() } else { "inferred".into() },
         possibly_pinned: path
             .possibly_pinned
@@ -152,8 +152,10 @@ fn document(model: &Model, trace: &Path, target: &Target, path: &CriticalPath) -
     }
 }
 
-fn secs(ns: u64) -> String {
-    format!("{:.2} s", ns as f64 / 1e9)
+/// The sentence's times: seconds to two places, or for a wall time under 10 ms (where
+/// that says "0.00 s") the unit that suits each.
+fn sentence_time(ns: u64, wall_ns: u64) -> String {
+    if wall_ns < 10_000_000 { duration(ns) } else { format!("{:.2} s", ns as f64 / 1e9) }
 }
 
 /// A duration in the unit that suits it.
@@ -175,13 +177,22 @@ fn percent(part: u64, whole: u64) -> f64 {
 fn text(d: &CriticalPathReport, origin: Nanos) -> String {
     let b = &d.breakdown;
     let at = |ns: u64| format!("{:.6} s", ns.saturating_sub(origin.0) as f64 / 1e9);
+    let share = 100.0 * d.scheduler_share;
+    let time = |ns: u64| sentence_time(ns, d.wall_ns);
     let mut out = format!(
-        "of the {}, {} running, {} runnable while a core idled: the scheduler cost at most {:.0}%\n\n",
-        secs(d.wall_ns),
-        secs(b.running_ns),
-        secs(b.scheduler_ns),
-        100.0 * d.scheduler_share
+        "of the {}, {} running, {} runnable while a core idled",
+        time(d.wall_ns),
+        time(b.running_ns),
+        time(b.scheduler_ns)
     );
+    out += &match b.unknown_ns {
+        0 => format!(": the scheduler cost at most {share:.0}%\n\n"),
+        unknown => format!(
+            ", {} unknown: the scheduler cost at most {share:.0}% of the {} known\n\n",
+            time(unknown),
+            time(d.wall_ns - unknown)
+        ),
+    };
     let what = if d.target == "command" { "the command" } else { "the task" };
     out += &format!(
         "critical path of {what} {} ({}), {} to {}: {} hops\n",
