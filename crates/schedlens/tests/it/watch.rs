@@ -1,7 +1,7 @@
 //! `schedlens watch` live, as root on a machine with tracefs (each test says on stderr why
 //! it is skipped elsewhere): two spinners pinned to CPU 0 make an incident file soon
 //! after they end, which `check` and `trace-cmd report` read; unpinned spinners make
-//! none; a watcher killed with SIGKILL leaves a journal the next one resets.
+//! none (or, on a busy machine, only real ones that lose under 1% of their time); a watcher killed with SIGKILL leaves a journal the next one resets.
 //!
 //! The machine may be busy (the CI runner, other builds): when CPU 1 never idled while
 //! the pinned spinners waited, there was no waste to find. The watcher's ring at exit
@@ -177,17 +177,57 @@ fn unpinned_spinners_make_no_incident() {
     }
     let _tracefs = TRACEFS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = fresh_dir("watch-unpinned");
-    let watcher = watch(&["-o", dir.to_str().unwrap(), "--duration", "7", "--format", "json"]);
+    let ring = dir.join("ring.dat");
+    let watcher = watch(&[
+        "-o",
+        dir.to_str().unwrap(),
+        "--duration",
+        "7",
+        "--format",
+        "json",
+        "--ring-at-exit",
+        ring.to_str().unwrap(),
+    ]);
     std::thread::sleep(Duration::from_secs(2));
     // 4 s, not the 60 s: CI time. The scheduler balances two spinners on two CPUs
     // within milliseconds; what 60 s would add is more chances of noise.
-    let (pids, _) = spin(false, 4.0);
+    let seconds = 4.0;
+    let (pids, _) = spin(false, seconds);
     let (lines, stderr) = watcher.finish();
-    for (_, incident) in incidents(&lines) {
+    let of_spinners = |incident: &Value| {
         let tasks = incident["tasks"].as_array().unwrap();
-        let spinner = tasks.iter().any(|t| pids.iter().any(|p| t.as_str().unwrap().ends_with(&format!(":{p}"))));
-        assert!(!spinner, "an incident of the unpinned spinners: {incident} {stderr}");
+        tasks.iter().any(|t| pids.iter().any(|p| t.as_str().unwrap().ends_with(&format!(":{p}"))))
+    };
+    let found: Vec<&Value> = incidents(&lines).into_iter().map(|(_, i)| i).filter(|i| of_spinners(i)).collect();
+    if found.is_empty() {
+        return;
     }
+    // A busy machine (the CI runner runs other tests beside this one) can leave CPU 1 idle
+    // for a few milliseconds while both spinners wait on CPU 0, and then the watcher is
+    // right to say so. What must not happen: an incident the whole ring does not show, or
+    // balanced spinners reported as losing a share of their time.
+    let checked: Value =
+        serde_json::from_str(&schedlens(&["check", ring.to_str().unwrap(), "--format", "json", "--min-lost", "10"]))
+            .unwrap();
+    let span = |i: &Value| (i["start_ns"].as_u64().unwrap(), i["end_ns"].as_u64().unwrap());
+    for incident in &found {
+        let (start, end) = span(incident);
+        let on_ring = checked["incidents"].as_array().unwrap().iter().any(|i| {
+            let (s, e) = span(i);
+            e.min(end) > s.max(start)
+        });
+        assert!(on_ring, "an incident of the unpinned spinners check does not find on the ring: {incident} {stderr}");
+    }
+    let lost_ns: u64 = found.iter().map(|i| i["lost_cpu_ns"].as_u64().unwrap()).sum();
+    let spun_ns = (2.0 * seconds * 1e9) as u64;
+    let _ = writeln!(
+        std::io::stderr(),
+        "watch: the unpinned spinners lost {:.1} ms of {} s in {} real incident(s) (a busy machine)",
+        lost_ns as f64 / 1e6,
+        spun_ns / 1_000_000_000,
+        found.len()
+    );
+    assert!(lost_ns * 100 < spun_ns, "the unpinned spinners lost {lost_ns} ns of {spun_ns}: {found:?} {stderr}");
 }
 
 #[test]
