@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `schedlens watch` costs under a scheduler-heavy load (as root, with tracefs):
 #   1. resident memory of the watcher sampled every 10 s while `hackbench` runs in a loop
-#      (issue 34: memory at the end within 10% of minute 1), and its CPU time;
+#      (issue 34: memory at the end within 10% of minute 1), beside the ring's bytes (which
+#      follow the event rate), and its CPU time;
 #   2. hackbench's slowdown: the median of repeated runs untraced, watched, and under
 #      `trace-cmd record` (through ../shared/tools/trace-cmd-record, which shadows the
 #      function-tracer files this VM refuses), alternating in rounds since a shared
@@ -34,8 +35,14 @@ loop=$!
 start=$(date +%s)
 while kill -0 $watcher 2>/dev/null; do
     rss=$(awk '/^VmRSS/ {print $2}' /proc/$watcher/status 2>/dev/null || true)
-    [ -n "$rss" ] && printf 'minute %5.2f  rss %7d kB\n' "$(python3 -c "print(($(date +%s) - $start) / 60)")" "$rss"
-    sleep 10
+    # The summary SIGUSR1 asks for says the ring's bytes: the rest is the watcher's own.
+    kill -USR1 $watcher 2>/dev/null || true
+    sleep 0.7
+    ring=$(grep '"type":"summary"' "$work/mem.jsonl" | tail -n 1 |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["ring_bytes"] // 1024)' 2>/dev/null || true)
+    [ -n "$rss" ] && printf 'minute %5.2f  rss %7d kB  ring %7s kB\n' \
+        "$(python3 -c "print(($(date +%s) - $start) / 60)")" "$rss" "${ring:-?}"
+    sleep 9.3
 done
 wait $watcher || true
 kill $loop 2>/dev/null || true

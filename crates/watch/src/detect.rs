@@ -7,8 +7,9 @@
 //! CPU) knows it. An episode that touches a stretch where the kernel lost events is
 //! never reported: what happened there is unknown.
 //!
-//! The analysed part starts `lookback` before the watermark, or earlier, at the start of
-//! an episode still open (it must be seen whole), but never before the ring's start.
+//! The analysed part starts `lookback` before the watermark, or earlier: at the start of
+//! an episode still open (it must be seen whole), or, when a tick comes late, `2 settle`
+//! before the previous watermark; never before the ring's start.
 
 use crate::WatchError;
 use crate::ring::Ring;
@@ -87,7 +88,7 @@ impl Detector {
         if self.analysed_until.is_some_and(|until| watermark <= until) && !at_end {
             return Ok(Vec::new());
         }
-        let back = watermark.saturating_sub(self.options.lookback_ns);
+        let back = watermark.saturating_sub(self.options.lookback_ns).min(self.resume_from());
         let from = self.open_since.map_or(back, |open| open.min(back)).max(ring_start);
         let trace = in_memory(setup, ring, (from, watermark), &self.options.spill_dir)?;
         let model = match Model::build(&trace, Detail::FULL, &mut |_| {}) {
@@ -132,6 +133,15 @@ impl Detector {
         self.reported.retain(|(_, end, _)| *end >= from);
         self.totals.ticks += 1;
         Ok(found)
+    }
+
+    /// Where a tick must start at the latest: the first at the ring's start; a later one
+    /// before what the previous tick could not call final (it ended less than `settle`
+    /// before that watermark), with as much again before it for the start of an episode
+    /// that was not one yet. A tick is late when the machine is loaded, and a stretch no
+    /// tick analyses would hide its episodes.
+    fn resume_from(&self) -> u64 {
+        self.analysed_until.map_or(0, |until| until.saturating_sub(2 * self.options.settle_ns))
     }
 
     /// Adds the stretch since the previous tick to the time watched and its

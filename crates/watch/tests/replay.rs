@@ -197,3 +197,17 @@ fn an_incident_file_holds_the_episode_for_check_and_trace_cmd() {
         }
     }
 }
+
+#[test]
+fn late_ticks_leave_no_stretch_unanalysed() {
+    // A loaded machine delays ticks: here the watermark moves 1 s between ticks while each
+    // tick looks back only 0.4 s. What the previous tick could not call final must still be
+    // analysed, or episodes in between are never reported.
+    for name in ["spin-pinned-record.dat", "spin-unpinned-record.dat"] {
+        let trace = Trace::open(refcheck::fixture(name)).unwrap();
+        let min_lost = analysis::check::DEFAULT_MIN_LOST;
+        let expected = checked(&trace, min_lost);
+        let (found, _) = replayed(&trace, options(min_lost, 400_000_000), 1_000_000_000);
+        assert_eq!(found, expected, "{name}");
+    }
+}
