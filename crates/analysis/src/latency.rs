@@ -15,7 +15,7 @@
 use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
-use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Wait, WaitCause, WaitEnd, WaitId, WakeupId};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
@@ -219,34 +219,89 @@ pub struct Latencies {
 
 /// Computes the delays that ended in `window` (unknown ends: that began in it) of the
 /// tasks `filter` accepts. The model must have waits, wakeups and migrations.
+///
+/// The waits are taken in pieces on every core (each piece's delays in wait order, the
+/// pieces in order), then grouped per task, command and CPU and overall, also on every
+/// core: the result does not depend on the number of cores.
 pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Option<&Affinity>) -> Latencies {
-    let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
-    let wakeup_of = model.wakeups_by_wait();
-    let migrations = migrations_by_task(model);
-    let idle = IdleIndex::new(model);
-    let mut delays = Vec::new();
-    let mut unknown: Vec<(TaskId, CommId, Cpu, WaitEnd)> = Vec::new();
-    for (id, wait) in model.waits().ids().zip(model.waits().iter()) {
-        // Task ids of the model's waits index `accepted` in range.
-        if !accepted[wait.task.index()] {
-            continue;
-        }
-        let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
-            WaitEnd::Unrecorded
-        } else {
-            wait.end_kind
-        };
-        if end_kind != WaitEnd::Ran {
-            if window.contains(wait.start) {
-                let comm = model.tasks().get(wait.task).comm_at(wait.start);
-                unknown.push((wait.task, comm, wait.ran_on, end_kind));
+    let pass = Pass {
+        model,
+        window,
+        accepted: model.tasks().ids().map(|task| filter.accepts(model, task)).collect(),
+        wakeup_of: model.wakeups_by_wait(),
+        migrations: migrations_by_task(model),
+        idle: IdleIndex::new(model),
+        affinity,
+    };
+    let waits = model.waits().len();
+    let pieces = waits.div_ceil(PIECE_WAITS);
+    let parts = crate::cores::on_cores(pieces, || (), |_, piece| {
+        pass.delays_in(piece * PIECE_WAITS..((piece + 1) * PIECE_WAITS).min(waits))
+    });
+    let mut delays = Vec::with_capacity(parts.iter().map(|(d, _)| d.len()).sum());
+    let mut unknown = Vec::new();
+    for (piece_delays, piece_unknown) in parts {
+        delays.extend(piece_delays);
+        unknown.extend(piece_unknown);
+    }
+    // No two delays share their end, CPU, task and start (one task runs once at a time).
+    delays.sort_unstable_by_key(|d| (d.end, d.cpu, d.task, d.start));
+    group(model, window, delays, &unknown)
+}
+
+/// Waits taken at once by one core in [`compute`].
+const PIECE_WAITS: usize = 1 << 15;
+
+/// A wait whose end is unknown: its task, name when it began, CPU and how it ended.
+type UnknownEnd = (TaskId, CommId, Cpu, WaitEnd);
+
+/// What every piece of [`compute`] reads.
+struct Pass<'m> {
+    model: &'m Model,
+    window: Window,
+    accepted: Vec<bool>,
+    wakeup_of: Vec<Option<WakeupId>>,
+    migrations: Vec<Vec<Nanos>>,
+    idle: IdleIndex<'m>,
+    affinity: Option<&'m Affinity>,
+}
+
+impl Pass<'_> {
+    /// The delays of the waits of `range` (wait indices), in wait order.
+    fn delays_in(&self, range: std::ops::Range<usize>) -> (Vec<Delay>, Vec<UnknownEnd>) {
+        let model = self.model;
+        let mut delays = Vec::new();
+        let mut unknown = Vec::new();
+        let ids = model.waits().ids().skip(range.start);
+        for (id, wait) in ids.zip(model.waits().iter_range(range)) {
+            // Task ids of the model's waits index `accepted` in range.
+            if !self.accepted[wait.task.index()] {
+                continue;
             }
-            continue;
+            let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
+                WaitEnd::Unrecorded
+            } else {
+                wait.end_kind
+            };
+            if end_kind != WaitEnd::Ran {
+                if self.window.contains(wait.start) {
+                    let comm = model.tasks().get(wait.task).comm_at(wait.start);
+                    unknown.push((wait.task, comm, wait.ran_on, end_kind));
+                }
+                continue;
+            }
+            if !self.window.contains(wait.end) {
+                continue;
+            }
+            delays.push(self.delay(id, &wait));
         }
-        if !window.contains(wait.end) {
-            continue;
-        }
-        let wakeup = wakeup_of[id.index()].map(|w| model.wakeups().get(w));
+        (delays, unknown)
+    }
+
+    /// The delay of a wait that ended with its task running.
+    fn delay(&self, id: WaitId, wait: &Wait) -> Delay {
+        let model = self.model;
+        let wakeup = self.wakeup_of[id.index()].map(|w| model.wakeups().get(w));
         let kind = match wait.cause {
             WaitCause::Preempted => DelayKind::Preemption,
             WaitCause::NewTask => DelayKind::NewTask,
@@ -261,16 +316,16 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
             None if kind == DelayKind::Preemption => Placement::BehindTask,
             None => Placement::Unknown,
         };
-        let migrated = migrated_during(&migrations[wait.task.index()], start, wait.end);
+        let migrated = migrated_during(&self.migrations[wait.task.index()], start, wait.end);
         let pid = model.tasks().get(wait.task).pid;
-        let allowed_idle_ns = match affinity.and_then(|a| a.allowed(pid)) {
+        let allowed_idle_ns = match self.affinity.and_then(|a| a.allowed(pid)) {
             Some(cpus) => {
                 let others: Vec<Cpu> = cpus.iter().copied().filter(|&c| c != wait.ran_on).collect();
-                idle.shares(start, wait.end, Allowed::Only(&others)).allowed_idle_ns
+                self.idle.shares(start, wait.end, Allowed::Only(&others)).allowed_idle_ns
             }
-            None => idle.shares(start, wait.end, Allowed::EveryBut(wait.ran_on)).allowed_idle_ns,
+            None => self.idle.shares(start, wait.end, Allowed::EveryBut(wait.ran_on)).allowed_idle_ns,
         };
-        delays.push(Delay {
+        Delay {
             task: wait.task,
             kind,
             start,
@@ -280,66 +335,139 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
             placement,
             migrated,
             allowed_idle_ns,
-        });
+        }
     }
-    delays.sort_by_key(|d| (d.end, d.cpu, d.task, d.start));
-    group(model, window, delays, &unknown)
 }
 
-fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, CommId, Cpu, WaitEnd)]) -> Latencies {
-    let comm_of = |d: &Delay| model.tasks().get(d.task).comm_at(d.start);
-    let mut tasks: BTreeMap<TaskId, Vec<&Delay>> = BTreeMap::new();
-    let mut commands: BTreeMap<CommId, Vec<&Delay>> = BTreeMap::new();
-    let mut cpus: BTreeMap<Cpu, Vec<&Delay>> = BTreeMap::new();
-    for delay in &delays {
-        tasks.entry(delay.task).or_default().push(delay);
-        commands.entry(comm_of(delay)).or_default().push(delay);
-        cpus.entry(delay.cpu).or_default().push(delay);
+/// One of the groupings [`group`] makes on its own core.
+enum Grouping {
+    Tasks(Vec<(TaskId, Pid, String, Group)>),
+    Commands(Vec<(String, Group)>),
+    Cpus(Vec<(Cpu, Group)>),
+    Overall(Group),
+}
+
+fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[UnknownEnd]) -> Latencies {
+    let comms: Vec<CommId> = delays.iter().map(|d| model.tasks().get(d.task).comm_at(d.start)).collect();
+    let cpus = delays.iter().map(|d| d.cpu).chain(unknown.iter().map(|u| u.2)).max().map_or(0, |c| c.index() + 1);
+    let groupings = crate::cores::on_cores(
+        4,
+        || (),
+        |_, which| match which {
+            0 => Grouping::Tasks(
+                Keyed::new(model.tasks().len(), &delays, |i| delays[i].task, unknown, |u| u.0, TaskId::index)
+                    .summaries()
+                    .map(|(task, group)| {
+                        let info = model.tasks().get(task);
+                        (task, info.pid, model.comms().name(info.last_comm()).to_string(), group)
+                    })
+                    .collect(),
+            ),
+            1 => {
+                let keyed = Keyed::new(model.comms().len(), &delays, |i| comms[i], unknown, |u| u.1, CommId::index);
+                let mut by_command: Vec<(String, Group)> =
+                    keyed.summaries().map(|(comm, group)| (model.comms().name(comm).to_string(), group)).collect();
+                by_command.sort_by(|a, b| a.0.cmp(&b.0));
+                Grouping::Commands(by_command)
+            }
+            2 => Grouping::Cpus(
+                Keyed::new(cpus, &delays, |i| delays[i].cpu, unknown, |u| u.2, Cpu::index).summaries().collect(),
+            ),
+            _ => {
+                let mut all_unknown = UnknownEnds::default();
+                unknown.iter().for_each(|u| all_unknown.count(u.3));
+                let mut all: Vec<&Delay> = delays.iter().collect();
+                Grouping::Overall(summarise(&mut all, all_unknown))
+            }
+        },
+    );
+    let (mut by_task, mut by_command, mut by_cpu, mut overall) = (Vec::new(), Vec::new(), Vec::new(), Group::default());
+    for grouping in groupings {
+        match grouping {
+            Grouping::Tasks(list) => by_task = list,
+            Grouping::Commands(list) => by_command = list,
+            Grouping::Cpus(list) => by_cpu = list,
+            Grouping::Overall(group) => overall = group,
+        }
     }
-    let mut task_unknown: BTreeMap<TaskId, UnknownEnds> = BTreeMap::new();
-    let mut command_unknown: BTreeMap<CommId, UnknownEnds> = BTreeMap::new();
-    let mut cpu_unknown: BTreeMap<Cpu, UnknownEnds> = BTreeMap::new();
-    let mut overall_unknown = UnknownEnds::default();
-    for (task, comm, cpu, how) in unknown {
-        task_unknown.entry(*task).or_default().count(*how);
-        command_unknown.entry(*comm).or_default().count(*how);
-        cpu_unknown.entry(*cpu).or_default().count(*how);
-        overall_unknown.count(*how);
-        tasks.entry(*task).or_default();
-        commands.entry(*comm).or_default();
-        cpus.entry(*cpu).or_default();
-    }
-    let by_task = tasks
-        .into_iter()
-        .map(|(task, mut list)| {
-            let info = model.tasks().get(task);
-            let name = model.comms().name(info.last_comm()).to_string();
-            let unknown = task_unknown.get(&task).copied().unwrap_or_default();
-            (task, info.pid, name, summarise(&mut list, unknown))
-        })
-        .collect();
-    let mut by_command: Vec<(String, Group)> = commands
-        .into_iter()
-        .map(|(comm, mut list)| {
-            let unknown = command_unknown.get(&comm).copied().unwrap_or_default();
-            (model.comms().name(comm).to_string(), summarise(&mut list, unknown))
-        })
-        .collect();
-    by_command.sort_by(|a, b| a.0.cmp(&b.0));
-    let by_cpu = cpus
-        .into_iter()
-        .map(|(cpu, mut list)| (cpu, summarise(&mut list, cpu_unknown.get(&cpu).copied().unwrap_or_default())))
-        .collect();
-    let mut all: Vec<&Delay> = delays.iter().collect();
-    let overall = summarise(&mut all, overall_unknown);
     Latencies { window, delays, by_task, by_command, by_cpu, overall }
+}
+
+/// Delays grouped by a key with a dense index (`0..keys`) by a counting sort, each
+/// group's unknown ends beside it: a key is a group when it has a delay or an unknown end.
+struct Keyed<'d, K> {
+    delays: &'d [Delay],
+    /// Per index, its key when it has a delay or an unknown end.
+    keys: Vec<Option<K>>,
+    /// Delay indices, group by group (in delay order within each).
+    order: Vec<u32>,
+    /// Where each index's delays begin in `order` (one more entry than `keys`).
+    offsets: Vec<u32>,
+    unknown: Vec<UnknownEnds>,
+}
+
+impl<'d, K: Copy> Keyed<'d, K> {
+    fn new(
+        count: usize,
+        delays: &'d [Delay],
+        key_of: impl Fn(usize) -> K,
+        unknown: &[UnknownEnd],
+        unknown_key: impl Fn(&UnknownEnd) -> K,
+        index: impl Fn(K) -> usize,
+    ) -> Keyed<'d, K> {
+        let mut keys = vec![None; count];
+        let mut offsets = vec![0u32; count + 1];
+        for i in 0..delays.len() {
+            let key = key_of(i);
+            keys[index(key)] = Some(key);
+            offsets[index(key) + 1] += 1;
+        }
+        for k in 0..count {
+            offsets[k + 1] += offsets[k];
+        }
+        let mut next = offsets.clone();
+        let mut order = vec![0u32; delays.len()];
+        for i in 0..delays.len() {
+            let slot = &mut next[index(key_of(i))];
+            order[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+        let mut unknown_ends = vec![UnknownEnds::default(); count];
+        for u in unknown {
+            let key = unknown_key(u);
+            keys[index(key)] = Some(key);
+            unknown_ends[index(key)].count(u.3);
+        }
+        Keyed { delays, keys, order, offsets, unknown: unknown_ends }
+    }
+
+    /// Each group's key and summary, in index order.
+    fn summaries(&self) -> impl Iterator<Item = (K, Group)> + '_ {
+        self.keys.iter().enumerate().filter_map(move |(index, key)| {
+            let (from, to) = (self.offsets[index] as usize, self.offsets[index + 1] as usize);
+            let mut list: Vec<&Delay> = self.order[from..to].iter().map(|&i| &self.delays[i as usize]).collect();
+            Some((key.as_ref().copied()?, summarise(&mut list, self.unknown[index])))
+        })
+    }
 }
 
 /// The group of some delays (wakeups and preemptions apart) with its unknown ends.
 pub fn summarise(delays: &mut [&Delay], unknown: UnknownEnds) -> Group {
-    let (preemptions, wakeups): (Vec<&Delay>, Vec<&Delay>) =
-        delays.iter().partition(|d| d.kind == DelayKind::Preemption);
-    Group { wakeups: Summary::of(&wakeups), preemptions: Summary::of(&preemptions), unknown }
+    let wakeups = partition_in_place(delays, |d| d.kind != DelayKind::Preemption);
+    let (wakeups, preemptions) = delays.split_at(wakeups);
+    Group { wakeups: Summary::of(wakeups), preemptions: Summary::of(preemptions), unknown }
+}
+
+/// Reorders `items` so that those `pred` holds for come first; returns how many.
+fn partition_in_place<T>(items: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut first_false = 0;
+    for i in 0..items.len() {
+        if pred(&items[i]) {
+            items.swap(first_false, i);
+            first_false += 1;
+        }
+    }
+    first_false
 }
 
 /// Whether `task` began running on `cpu` at `time` by a recorded `sched_switch` (the
@@ -349,8 +477,10 @@ fn switched_in(model: &Model, task: TaskId, cpu: Cpu, time: Nanos) -> bool {
     let Some(timeline) = model.cpu(cpu) else { return false };
     let segments = timeline.segments();
     let first = segments.first_starting_at_or_after(time);
-    let last = segments.first_starting_after(time);
-    segments.iter_range(first..last).any(|s| s.task == task && s.started_by_switch())
+    segments
+        .iter_range(first..segments.len())
+        .take_while(|s| s.start == time)
+        .any(|s| s.task == task && s.started_by_switch())
 }
 
 /// Per task, the times it moved between CPUs, in order.

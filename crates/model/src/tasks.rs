@@ -23,6 +23,13 @@ impl TaskId {
     }
 }
 
+impl CommId {
+    /// The name's position in [`Comms`] (`0..comms.len()`), for per-name arrays.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// Interned task names.
 #[derive(Clone, Debug, Default)]
 pub struct Comms {
