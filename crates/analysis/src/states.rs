@@ -89,19 +89,6 @@ impl ThreadState {
         State::Dead,
         State::Unknown,
     ];
-
-    /// Its name in documents and on the page.
-    pub fn name(self) -> &'static str {
-        match self {
-            State::Running => "running",
-            State::RunnableWakeup => "runnable-wakeup",
-            State::RunnablePreempted => "runnable-preempted",
-            State::Sleeping => "sleeping",
-            State::Uninterruptible => "uninterruptible",
-            State::Dead => "dead",
-            State::Unknown => "unknown",
-        }
-    }
 }
 
 /// One stretch of a task's time in one state.
@@ -121,7 +108,6 @@ struct Stretch {
     end: Nanos,
     state: State,
     then: State,
-    wait: Option<WaitId>,
 }
 
 impl Stretch {
@@ -134,14 +120,14 @@ impl Stretch {
             SegmentEnd::Exited => State::Dead,
             SegmentEnd::TraceEnd | SegmentEnd::Lost | SegmentEnd::Unrecorded => State::Unknown,
         };
-        Stretch { start: segment.start, end: segment.end, state: State::Running, then, wait: None }
+        Stretch { start: segment.start, end: segment.end, state: State::Running, then }
     }
 
     /// A wait, by its cause; running after it when it ran, else unknown.
-    fn of_wait(id: WaitId, wait: &Wait) -> Stretch {
+    fn of_wait(wait: &Wait) -> Stretch {
         let state = if wait.cause == WaitCause::Preempted { State::RunnablePreempted } else { State::RunnableWakeup };
         let then = if wait.end_kind == WaitEnd::Ran { State::Running } else { State::Unknown };
-        Stretch { start: wait.start, end: wait.end, state, then, wait: Some(id) }
+        Stretch { start: wait.start, end: wait.end, state, then }
     }
 }
 
@@ -166,8 +152,8 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter) -> States {
             }
         }
     }
-    for (id, wait) in model.waits().ids().zip(model.waits().iter()).filter(|(_, w)| accepted[w.task.index()]) {
-        stretches[wait.task.index()].push(Stretch::of_wait(id, &wait));
+    for wait in model.waits().iter().filter(|w| accepted[w.task.index()]) {
+        stretches[wait.task.index()].push(Stretch::of_wait(&wait));
     }
     let mut by_task = Vec::new();
     let mut by_command: BTreeMap<String, StateTimes> = BTreeMap::new();
@@ -177,8 +163,8 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter) -> States {
         }
         list.sort_by_key(|s| (s.start, s.end));
         let mut total = StateTimes::default();
-        walk(list, window, &mut |piece| {
-            let (start, state, ns) = (piece.start, piece.state, piece.end.saturating_sub(piece.start).0);
+        walk(list, window, &mut |state, start, end| {
+            let ns = end.saturating_sub(start).0;
             total.add(state, ns);
             let comm = model.comm_at(task, start);
             by_command.entry(comm.to_string()).or_default().add(state, ns);
@@ -200,24 +186,35 @@ pub fn task_states(model: &Model, task: TaskId, window: Window) -> Vec<StateStre
         let ours = segments.tasks().enumerate().filter(|&(_, t)| t == task).map(|(i, _)| i);
         stretches.extend(ours.map(|i| Stretch::of_run(&segments.get(i))));
     }
-    let waits = model.waits();
-    stretches.extend(waits.ids().filter(|&id| waits.task(id) == task).map(|id| Stretch::of_wait(id, &waits.get(id))));
+    let table = model.waits();
+    // In order of their start, as the table is.
+    let waits: Vec<WaitId> = table.ids().filter(|&id| table.task(id) == task).collect();
+    stretches.extend(waits.iter().map(|&id| Stretch::of_wait(&table.get(id))));
     stretches.sort_by_key(|s| (s.start, s.end));
     let mut out = Vec::with_capacity(2 * stretches.len() + 1);
-    walk(&stretches, window, &mut |piece| out.push(piece));
+    walk(&stretches, window, &mut |state, start, end| {
+        // A runnable piece lies in the last wait begun by its start.
+        let wait = match state {
+            State::RunnableWakeup | State::RunnablePreempted => {
+                waits.partition_point(|&w| table.start(w) <= start).checked_sub(1).map(|i| waits[i])
+            }
+            _ => None,
+        };
+        out.push(StateStretch { start, end, state, wait });
+    });
     out
 }
 
 /// Walks a task's stretches in order through the window, handing out each piece of time
 /// once: overlapping stretches (a model that lost track of the task) count from where the
 /// previous one ended.
-fn walk(stretches: &[Stretch], window: Window, emit: &mut impl FnMut(StateStretch)) {
+fn walk(stretches: &[Stretch], window: Window, emit: &mut impl FnMut(State, Nanos, Nanos)) {
     let mut cursor = window.start;
     let mut next = State::Unknown;
-    let mut piece = |from: Nanos, to: Nanos, state: State, wait: Option<WaitId>, cursor: &mut Nanos| {
+    let mut piece = |from: Nanos, to: Nanos, state: State, cursor: &mut Nanos| {
         let (from, to) = window.clip(from.max(*cursor), to);
         if to > from {
-            emit(StateStretch { start: from, end: to, state, wait });
+            emit(state, from, to);
             *cursor = to;
         }
     };
@@ -238,16 +235,16 @@ fn walk(stretches: &[Stretch], window: Window, emit: &mut impl FnMut(StateStretc
             State::Sleeping | State::Uninterruptible | State::Dead => next,
             _ => State::Unknown,
         };
-        piece(cursor, stretch.start, gap, None, &mut cursor);
+        piece(cursor, stretch.start, gap, &mut cursor);
         if gap == State::Dead {
             break;
         }
-        piece(stretch.start, stretch.end, stretch.state, stretch.wait, &mut cursor);
+        piece(stretch.start, stretch.end, stretch.state, &mut cursor);
         next = stretch.then;
     }
     let tail = match next {
         State::Sleeping | State::Uninterruptible | State::Dead => next,
         _ => State::Unknown,
     };
-    piece(cursor, window.end, tail, None, &mut cursor);
+    piece(cursor, window.end, tail, &mut cursor);
 }

@@ -17,7 +17,7 @@ use model::{Nanos, TaskId};
 use std::sync::Arc;
 
 /// Hops and stretches of scheduler cost the page gets at most.
-pub const PATH_LIMIT: usize = 2000;
+const PATH_LIMIT: usize = 2000;
 /// The largest stretches of scheduler cost listed in the side panel.
 const TOP: usize = 10;
 
@@ -48,8 +48,9 @@ impl Default for PathCache {
 }
 
 impl PathCache {
-    /// The path of `of` (walked once): `target` says what to follow, `None` when there is
-    /// nothing (a trace that names no command).
+    /// The path of `of` (walked once; requests for it meanwhile wait for that walk):
+    /// `target` says what to follow, `None` when there is nothing (a trace that names no
+    /// command).
     pub fn path(
         &self,
         trace: &ShownTrace,

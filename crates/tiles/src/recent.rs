@@ -12,11 +12,14 @@ pub struct Recent<K, V> {
     capacity: usize,
     /// A use counter, and per key when it was last used and its value.
     kept: Mutex<(u64, HashMap<K, (u64, Arc<V>)>)>,
+    /// Held while a value is computed: requests that need one wait for the one under way
+    /// (it may be theirs) instead of computing it again beside it.
+    computing: Mutex<()>,
 }
 
 impl<K: Eq + Hash + Copy, V> Recent<K, V> {
     pub fn new(capacity: usize) -> Recent<K, V> {
-        Recent { capacity: capacity.max(1), kept: Mutex::new((0, HashMap::new())) }
+        Recent { capacity: capacity.max(1), kept: Mutex::new((0, HashMap::new())), computing: Mutex::new(()) }
     }
 
     /// The value kept for `key` (marked as just used).
@@ -45,9 +48,14 @@ impl<K: Eq + Hash + Copy, V> Recent<K, V> {
         value
     }
 
-    /// The value for `key`, computed by `compute` when not kept (outside the lock: two
-    /// requests at once may both compute it).
+    /// The value for `key`, computed by `compute` when not kept: one computation at a
+    /// time, so requests for one key at once compute it once (kept values are read
+    /// meanwhile).
     pub fn get_or_compute(&self, key: K, compute: impl FnOnce() -> V) -> Arc<V> {
+        if let Some(value) = self.get(&key) {
+            return value;
+        }
+        let _computing = self.computing.lock().unwrap_or_else(|e| e.into_inner());
         self.get(&key).unwrap_or_else(|| self.put(key, compute()))
     }
 }

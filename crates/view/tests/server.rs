@@ -497,3 +497,31 @@ fn the_critical_path_of_the_command_and_of_a_task() {
     let said = String::from_utf8_lossy(&body);
     assert!(status == 200 || (status == 400 && said.contains("names no command")), "{status} {said}");
 }
+
+/// On a trace that lost events, every task's state track, its states under the mouse and
+/// its critical path are answered (unknown where the trace does not say), never a failure.
+#[test]
+fn lost_events_make_states_unknown_and_nothing_fails() {
+    let server = start(&["lost-events-v7zstd.dat"]);
+    let a = server.address;
+    let (_, model) = trace_and_model("lost-events-v7zstd.dat");
+    let span = model.end().0 - model.start().0;
+    let level = (span / 512).max(1).ilog2() + 1;
+    let mut unknown = 0;
+    for task in model.tasks().ids().skip(1) {
+        let tile = format!("/api/tile?trace=0&level={level}&index=0&columns=512&layers=s&tasks={}", task.index());
+        let (status, body) = get(a, &tile);
+        assert_eq!(status, 200, "{tile}");
+        unknown += state_codes(&body).iter().filter(|&&code| code == 7).count();
+        for t in [0, span / 3, span / 2, span - 1] {
+            let (status, _) = get(a, &format!("/api/state?trace=0&task={}&t={t}&span=1000", task.index()));
+            assert_eq!(status, 200);
+        }
+    }
+    assert!(unknown > 0, "lost events leave some state unknown");
+    let path = json(a, "/api/path?trace=0");
+    assert!(path["breakdown"]["unknown_ns"].as_u64().unwrap() > 0, "{path}");
+    for cpu in [0, 1] {
+        assert_eq!(get(a, &format!("/api/queue?trace=0&cpu={cpu}&t={}&span=1000000", span / 2)).0, 200);
+    }
+}
