@@ -528,28 +528,68 @@ pub fn antagonists(model: &Model, window: Window, tasks: &[TaskId]) -> Vec<Antag
     }
     let mut held: BTreeMap<TaskId, u64> = BTreeMap::new();
     for timeline in model.cpus() {
-        let segments = timeline.segments();
         for piece in timeline.queue().iter() {
             let Some(wait) = piece.wait else { continue };
             let waiter = model.waits().task(wait);
             // Wait rows name model tasks: in range.
-            if !ours[waiter.index()] {
-                continue;
-            }
-            let (start, end) = window.clip(piece.start, piece.end);
-            if end <= start {
-                continue;
-            }
-            for segment in segments.iter_range(segments.overlapping(start, end)) {
-                if segment.task == TaskId::IDLE || segment.task == waiter {
-                    continue;
-                }
-                let overlap = Window::new(start, end).overlap(segment.start, segment.end).0;
-                let slot = held.entry(segment.task).or_default();
-                *slot = slot.saturating_add(overlap);
+            if ours[waiter.index()] {
+                let (start, end) = window.clip(piece.start, piece.end);
+                add_held(&mut held, timeline.segments(), Window::new(start, end), waiter);
             }
         }
     }
+    ranked(model, held)
+}
+
+/// Who held the CPU during one wait: the CPUs whose runqueue it waited on, in order, and
+/// the tasks that ran on each while it waited there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitHolders {
+    pub cpus: Vec<Cpu>,
+    /// Largest first (then by task), as [`antagonists`] counts them: a task's waits' add
+    /// up to its antagonists over the whole trace.
+    pub antagonists: Vec<Antagonist>,
+}
+
+/// Who held the CPU during one wait (each of its runqueue pieces against that CPU's run
+/// segments). The model must have waits and runqueues.
+pub fn wait_antagonists(model: &Model, wait: WaitId) -> WaitHolders {
+    let row = model.waits().get(wait);
+    let mut held: BTreeMap<TaskId, u64> = BTreeMap::new();
+    let mut pieces: Vec<(Nanos, Cpu)> = Vec::new();
+    for timeline in model.cpus() {
+        // A piece of the wait begins within it.
+        let queue = timeline.queue();
+        let range = queue.first_starting_at_or_after(row.start)..queue.first_starting_after(row.end);
+        for piece in queue.iter_range(range).filter(|p| p.wait == Some(wait)) {
+            pieces.push((piece.start, timeline.cpu()));
+            add_held(&mut held, timeline.segments(), Window::new(piece.start, piece.end), row.task);
+        }
+    }
+    pieces.sort_unstable();
+    let mut cpus: Vec<Cpu> = pieces.into_iter().map(|(_, cpu)| cpu).collect();
+    cpus.dedup();
+    WaitHolders { cpus, antagonists: ranked(model, held) }
+}
+
+/// Adds, per task other than `waiter` and idle, the time it ran in `during` on the CPU
+/// whose run segments are `segments`.
+fn add_held(held: &mut BTreeMap<TaskId, u64>, segments: &model::Segments, during: Window, waiter: TaskId) {
+    if during.end <= during.start {
+        return;
+    }
+    for segment in segments.iter_range(segments.overlapping(during.start, during.end)) {
+        if segment.task == TaskId::IDLE || segment.task == waiter {
+            continue;
+        }
+        let overlap = during.overlap(segment.start, segment.end).0;
+        let slot = held.entry(segment.task).or_default();
+        *slot = slot.saturating_add(overlap);
+    }
+}
+
+/// The tasks that held a CPU, largest first (then by task), kernel threads marked.
+fn ranked(model: &Model, held: BTreeMap<TaskId, u64>) -> Vec<Antagonist> {
     let mut list: Vec<Antagonist> = held
         .into_iter()
         .filter(|&(_, ns)| ns > 0)

@@ -7,9 +7,12 @@
 //! says uninterruptible and in S otherwise; after its last switch-out on exit it is dead.
 //! The rest is unknown: before the task is first seen, after events were lost or a switch
 //! went unrecorded, until the next sign of it.
+//!
+//! [`compute`] totals every task's states over a window; [`task_states`] gives one task's
+//! stretches in time order (the viewer's state track), cut by the same walk.
 
 use crate::window::{TaskFilter, Window};
-use model::{Model, Nanos, Pid, SegmentEnd, TaskId, WaitCause, WaitEnd};
+use model::{Model, Nanos, Pid, Segment, SegmentEnd, TaskId, Wait, WaitCause, WaitEnd, WaitId};
 use std::collections::BTreeMap;
 
 /// `prev_state`'s uninterruptible bit (`TASK_UNINTERRUPTIBLE`).
@@ -56,15 +59,46 @@ impl StateTimes {
     }
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum State {
+/// A task's state at a moment.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ThreadState {
     Running,
+    /// Runnable after a wakeup (or as a new task), until it ran.
     RunnableWakeup,
+    /// Runnable after being switched out while runnable, until it ran again.
     RunnablePreempted,
+    /// Blocked in S or any state but D.
     Sleeping,
+    /// Blocked in D (`prev_state`'s uninterruptible bit).
     Uninterruptible,
+    /// After its last switch-out on exit.
     Dead,
+    /// Before it was first seen, after lost events or an unrecorded switch.
     Unknown,
+}
+
+use ThreadState as State;
+
+impl ThreadState {
+    pub const ALL: [ThreadState; 7] = [
+        State::Running,
+        State::RunnableWakeup,
+        State::RunnablePreempted,
+        State::Sleeping,
+        State::Uninterruptible,
+        State::Dead,
+        State::Unknown,
+    ];
+}
+
+/// One stretch of a task's time in one state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StateStretch {
+    pub start: Nanos,
+    pub end: Nanos,
+    pub state: ThreadState,
+    /// The wait a runnable stretch is (part of).
+    pub wait: Option<WaitId>,
 }
 
 /// One known stretch of a task: its state, and the state that follows it.
@@ -74,6 +108,27 @@ struct Stretch {
     end: Nanos,
     state: State,
     then: State,
+}
+
+impl Stretch {
+    /// A run, and what its end led to.
+    fn of_run(segment: &Segment) -> Stretch {
+        let then = match segment.end_kind {
+            SegmentEnd::Preempted => State::RunnablePreempted,
+            SegmentEnd::Blocked if segment.prev_state & UNINTERRUPTIBLE != 0 => State::Uninterruptible,
+            SegmentEnd::Blocked => State::Sleeping,
+            SegmentEnd::Exited => State::Dead,
+            SegmentEnd::TraceEnd | SegmentEnd::Lost | SegmentEnd::Unrecorded => State::Unknown,
+        };
+        Stretch { start: segment.start, end: segment.end, state: State::Running, then }
+    }
+
+    /// A wait, by its cause; running after it when it ran, else unknown.
+    fn of_wait(wait: &Wait) -> Stretch {
+        let state = if wait.cause == WaitCause::Preempted { State::RunnablePreempted } else { State::RunnableWakeup };
+        let then = if wait.end_kind == WaitEnd::Ran { State::Running } else { State::Unknown };
+        Stretch { start: wait.start, end: wait.end, state, then }
+    }
 }
 
 /// The states of every task the filter accepts (with its pid), in task order, and per
@@ -92,24 +147,13 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter) -> States {
     for timeline in model.cpus() {
         for segment in timeline.segments().iter() {
             // Segments name model tasks: in range.
-            if !accepted[segment.task.index()] {
-                continue;
+            if accepted[segment.task.index()] {
+                stretches[segment.task.index()].push(Stretch::of_run(&segment));
             }
-            let then = match segment.end_kind {
-                SegmentEnd::Preempted => State::RunnablePreempted,
-                SegmentEnd::Blocked if segment.prev_state & UNINTERRUPTIBLE != 0 => State::Uninterruptible,
-                SegmentEnd::Blocked => State::Sleeping,
-                SegmentEnd::Exited => State::Dead,
-                SegmentEnd::TraceEnd | SegmentEnd::Lost | SegmentEnd::Unrecorded => State::Unknown,
-            };
-            let stretch = Stretch { start: segment.start, end: segment.end, state: State::Running, then };
-            stretches[segment.task.index()].push(stretch);
         }
     }
     for wait in model.waits().iter().filter(|w| accepted[w.task.index()]) {
-        let state = if wait.cause == WaitCause::Preempted { State::RunnablePreempted } else { State::RunnableWakeup };
-        let then = if wait.end_kind == WaitEnd::Ran { State::Running } else { State::Unknown };
-        stretches[wait.task.index()].push(Stretch { start: wait.start, end: wait.end, state, then });
+        stretches[wait.task.index()].push(Stretch::of_wait(&wait));
     }
     let mut by_task = Vec::new();
     let mut by_command: BTreeMap<String, StateTimes> = BTreeMap::new();
@@ -119,7 +163,8 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter) -> States {
         }
         list.sort_by_key(|s| (s.start, s.end));
         let mut total = StateTimes::default();
-        walk(list, window, &mut |start, state, ns| {
+        walk(list, window, &mut |state, start, end| {
+            let ns = end.saturating_sub(start).0;
             total.add(state, ns);
             let comm = model.comm_at(task, start);
             by_command.entry(comm.to_string()).or_default().add(state, ns);
@@ -131,16 +176,45 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter) -> States {
     States { window, by_task, by_command }
 }
 
+/// One task's states over `window`, in time order, every piece of the window once (as
+/// [`compute`] counts them; a runnable piece names its wait). One scan of every CPU's
+/// run segments and of the waits.
+pub fn task_states(model: &Model, task: TaskId, window: Window) -> Vec<StateStretch> {
+    let mut stretches = Vec::new();
+    for timeline in model.cpus() {
+        let segments = timeline.segments();
+        let ours = segments.tasks().enumerate().filter(|&(_, t)| t == task).map(|(i, _)| i);
+        stretches.extend(ours.map(|i| Stretch::of_run(&segments.get(i))));
+    }
+    let table = model.waits();
+    // In order of their start, as the table is.
+    let waits: Vec<WaitId> = table.ids().filter(|&id| table.task(id) == task).collect();
+    stretches.extend(waits.iter().map(|&id| Stretch::of_wait(&table.get(id))));
+    stretches.sort_by_key(|s| (s.start, s.end));
+    let mut out = Vec::with_capacity(2 * stretches.len() + 1);
+    walk(&stretches, window, &mut |state, start, end| {
+        // A runnable piece lies in the last wait begun by its start.
+        let wait = match state {
+            State::RunnableWakeup | State::RunnablePreempted => {
+                waits.partition_point(|&w| table.start(w) <= start).checked_sub(1).map(|i| waits[i])
+            }
+            _ => None,
+        };
+        out.push(StateStretch { start, end, state, wait });
+    });
+    out
+}
+
 /// Walks a task's stretches in order through the window, handing out each piece of time
-/// (its start, state and length) once: overlapping stretches (a model that lost track of
-/// the task) count from where the previous one ended.
-fn walk(stretches: &[Stretch], window: Window, emit: &mut impl FnMut(Nanos, State, u64)) {
+/// once: overlapping stretches (a model that lost track of the task) count from where the
+/// previous one ended.
+fn walk(stretches: &[Stretch], window: Window, emit: &mut impl FnMut(State, Nanos, Nanos)) {
     let mut cursor = window.start;
     let mut next = State::Unknown;
     let mut piece = |from: Nanos, to: Nanos, state: State, cursor: &mut Nanos| {
         let (from, to) = window.clip(from.max(*cursor), to);
         if to > from {
-            emit(from, state, to.saturating_sub(from).0);
+            emit(state, from, to);
             *cursor = to;
         }
     };

@@ -78,6 +78,18 @@ pub fn catalogue() -> Vec<Entry> {
             "viewer range statistics",
             "`schedlens view`: `GET /api/stats?trace&start&end[&forked]`",
         ),
+        entry::<page::StateAt>(
+            "viewer state",
+            "`schedlens view`: `GET /api/state?trace&task&t&span`, the followed task's state track under the mouse",
+        ),
+        entry::<page::QueueAt>(
+            "viewer runqueue",
+            "`schedlens view`: `GET /api/queue?trace&cpu&t&span`, the runqueue strip under the mouse",
+        ),
+        entry::<page::PagePath>(
+            "viewer critical path",
+            "`schedlens view`: `GET /api/path?trace[&task][&start&end]`, the traced command's (or a task's) critical path",
+        ),
         entry::<page::Incidents>("viewer incidents", "`schedlens view`: `GET /api/incidents?trace`"),
         entry::<page::Markers>("viewer markers", "`schedlens view`: `GET /api/markers?trace[&start&end&limit]`"),
         entry::<page::NotReady>(

@@ -416,6 +416,191 @@ pub struct Move {
     pub arrived: i64,
 }
 
+/// A task's state, as the state track colours it (Perfetto's thread states).
+#[derive(Serialize, JsonSchema, Copy, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThreadState {
+    /// On a CPU.
+    Running,
+    /// Runnable after a wakeup (or as a new task), until it ran.
+    RunnableWakeup,
+    /// Runnable after being switched out while runnable, until it ran again.
+    RunnablePreempted,
+    /// Blocked in S (or any state but D).
+    Sleeping,
+    /// Blocked in D (`prev_state`).
+    Uninterruptible,
+    /// After its last switch-out on exit.
+    Dead,
+    /// Before it was first seen, after lost events or an unrecorded switch.
+    Unknown,
+}
+
+/// A followed task's state under the mouse on its state track, or `{"found": false}`
+/// outside its life in the trace.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+pub enum StateAt {
+    /// The stretch of one state that covers most of the pixel.
+    Found(Box<FoundState>),
+    /// Nothing there.
+    Nothing(NoRun),
+}
+
+/// One stretch of a task in one state.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FoundState {
+    /// Always true.
+    pub found: bool,
+    /// The task's index in the model's task table.
+    pub task: usize,
+    /// Its state.
+    pub state: ThreadState,
+    /// Where the stretch starts.
+    pub start: i64,
+    /// Where it ends.
+    pub end: i64,
+    /// For a runnable stretch: its wait, and who held the CPU it waited for.
+    pub wait: Option<HeldWait>,
+}
+
+/// A wait for a CPU and who held that CPU meanwhile, as `schedlens latency --task` counts
+/// them: per runqueue piece of the wait, the tasks that ran on that CPU while it waited
+/// there.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldWait {
+    /// Where the wait began (the enqueue, or the switch-out of a preempted task).
+    pub start: i64,
+    /// Where it ended.
+    pub end: i64,
+    /// Why the task became runnable.
+    pub cause: WaitCause,
+    /// Whether it ended with the task running (else: lost events, an unrecorded switch,
+    /// the trace's end).
+    pub ran: bool,
+    /// The CPUs whose runqueue it waited on, in order.
+    pub cpus: Vec<u32>,
+    /// Who held them while it waited, longest first (at most 8).
+    pub held_by: Vec<Holder>,
+    /// How many tasks held them in all.
+    pub holder_count: usize,
+}
+
+/// A task that held a CPU another task waited for.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Holder {
+    /// Its index in the model's task table.
+    pub task: usize,
+    /// Its pid.
+    pub pid: i32,
+    /// Its command name (the last one).
+    pub comm: String,
+    /// How long it ran there while the task waited, in ns.
+    pub held: u64,
+    /// A kernel thread (by name, as `check` tells them).
+    pub kernel_thread: bool,
+}
+
+/// The tasks waiting in one CPU's runqueue under the mouse (the runqueue strip), each with
+/// who held that CPU while it waited.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueAt {
+    /// The CPU.
+    pub cpu: u32,
+    /// The waits in its runqueue during the pixel, longest first (at most 6).
+    pub waiting: Vec<QueuedTask>,
+    /// How many waits there were in all.
+    pub waiting_count: usize,
+}
+
+/// A task waiting in a runqueue.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+pub struct QueuedTask {
+    /// The task, named as it was called when the wait began.
+    pub task: TaskHead,
+    /// Its wait and who held the CPUs it waited for.
+    pub wait: HeldWait,
+}
+
+/// The critical path on the timeline: the breakdown of the wall time (as `schedlens
+/// critical-path` gives it) and, within the range asked for, the hops and the stretches
+/// of scheduler cost to draw.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PagePath {
+    /// What was followed: `command` (the traced command's process tree) or `task`.
+    pub target: String,
+    /// The task the walk starts from, at the end of the wall time.
+    pub task: TaskHead,
+    /// Where the wall time starts.
+    pub start: i64,
+    /// Where it ends.
+    pub end: i64,
+    /// The breakdown in one sentence to quote.
+    pub sentence: String,
+    /// Every nanosecond of the wall time, by cause.
+    pub breakdown: crate::critical_path::PathBreakdown,
+    /// The scheduler's share of the known time (at most).
+    pub scheduler_share: f64,
+    /// Where the allowed CPUs came from: `recorded` or `inferred`.
+    pub affinity: String,
+    /// Hops on the whole path.
+    pub hop_count: usize,
+    /// The hops overlapping the range, in time order (an even sample of at most 2000).
+    pub hops: Vec<PageHop>,
+    /// How many hops overlap the range.
+    pub hops_in_range: usize,
+    /// The largest stretches of scheduler cost on the path (at most 2000), those that
+    /// overlap the range, in time order.
+    pub costs: Vec<PageCost>,
+    /// The largest stretches of scheduler cost on the whole path, largest first (at most 10).
+    pub top: Vec<PageCost>,
+}
+
+/// One task's part of the path, and how the path came to it.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PageHop {
+    /// The task on the path, named as it was called at the hop's start.
+    pub task: TaskHead,
+    /// Where its part starts (for a woken task: the wakeup's start).
+    pub start: i64,
+    /// Where it ends.
+    pub end: i64,
+    /// The task that woke it at `start` (the previous hop's); null for the first hop.
+    pub woken_by: Option<usize>,
+    /// The CPU the waker ran on when it woke it, when recorded.
+    pub from_cpu: Option<u32>,
+    /// When and where the woken task then ran, when it did.
+    pub ran: Option<Ran>,
+}
+
+/// A stretch of scheduler cost on the path: its task runnable while an allowed CPU idled.
+#[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PageCost {
+    /// The task, its index in the model's task table.
+    pub task: usize,
+    /// Its pid.
+    pub pid: i32,
+    /// Its command name at the stretch's start.
+    pub comm: String,
+    /// Where the stretch starts.
+    pub start: i64,
+    /// Where it ends.
+    pub end: i64,
+    /// Of the stretch, the time an allowed CPU idled, in ns.
+    pub scheduler: u64,
+    /// The CPU whose runqueue it waited on (where it then ran), when known.
+    pub waited_on: Option<u32>,
+    /// The allowed CPU that idled longest in the stretch (the largest stretches only).
+    pub idle_cpu: Option<u32>,
+}
+
 /// Trace markers in a range.
 #[derive(Serialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -481,6 +666,9 @@ pub struct EmbeddedTrace {
     pub top_level: Option<u32>,
     /// Incidents (by rank) whose zoomed view is embedded.
     pub zoomed_incidents: Option<Vec<usize>>,
+    /// The traced command's critical path over the whole trace (as `/api/path` answers
+    /// it); null when the trace names no command.
+    pub critical_path: Option<PagePath>,
 }
 
 /// The migration matrix.

@@ -7,6 +7,7 @@
 //! changes shape, that function is the only one to change.
 
 use analysis::check::{CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Kind, check};
+use analysis::critical_path::{Followed, Target};
 use analysis::stats::{self, Grouping, Stats};
 use analysis::{TaskFilter, Window};
 use documents::runs::MetricInfo;
@@ -53,6 +54,13 @@ impl WorkloadWindow {
     /// The running time the trace shows: the window's length.
     pub fn running_time(&self) -> Nanos {
         self.window.len()
+    }
+
+    /// What `critical-path` follows for this workload: the command's process tree over the
+    /// window, walked back from the command's end; `None` when the trace names no command.
+    pub fn critical_path_target(&self) -> Option<Target> {
+        let root = self.filter.descendants_of?;
+        Some(Target { end_task: root, window: self.window, followed: Followed::Tasks(self.filter.clone()) })
     }
 }
 

@@ -3,14 +3,15 @@
 //! the whole trace), in the same shapes (filled by the same `tiles` functions) so the
 //! shared page code reads them unchanged; the tile list (part name → offset and length in
 //! the bundle); per trace the colours of its tasks (to name the task under the mouse from
-//! a tile's colour) and the migration matrix.
+//! a tile's colour), the migration matrix and the traced command's critical path (as
+//! `/api/path` answers it for the whole trace).
 
 use crate::bundle::{Bundle, base64_len};
 use crate::embed::{Coverage, TILE_COLUMNS};
 use crate::{Analysis, ReportTrace};
 use documents::page::{MigrationCounts, ReportDocument};
 use figures::palette::color_of;
-use model::TaskId;
+use model::{Nanos, TaskId};
 use std::collections::BTreeMap;
 use tiles::Initial;
 
@@ -73,6 +74,10 @@ fn trace_document(
         finest_level: coverage.map(|c| c.finest),
         top_level: coverage.map(|c| c.top),
         zoomed_incidents: coverage.map(|c| c.incidents.clone()),
+        critical_path: analysis
+            .path
+            .as_ref()
+            .map(|walked| tiles::path::page_path(shown, walked, shown.model.start(), Nanos(shown.model.end().0 + 1))),
     }
 }
 

@@ -115,6 +115,7 @@ impl TileSource<'_> {
                         filter: &filter,
                         layers,
                         highlight: &[],
+                        states: &[],
                         pyramid: self.pyramid,
                     };
                     compress(&tile(self.model, &request))

@@ -26,6 +26,7 @@ use analysis::check::{Affinity, CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVER
 use analysis::stats::{Grouping, Stats};
 use analysis::{TaskFilter, Window};
 use bundle::Bundle;
+use experiment::profile::WorkloadWindow;
 use model::{Marker, Nanos, Pid};
 use tiles::ShownTrace;
 use tiles::pyramid::Pyramid;
@@ -66,6 +67,8 @@ pub struct Report {
 struct Analysis {
     findings: Findings,
     stats: Stats,
+    /// The traced command's critical path, when the trace names a command.
+    path: Option<tiles::path::Walked>,
     pyramid: Pyramid,
     /// Timeline tiles computed ahead.
     timelines: embed::Timelines,
@@ -79,7 +82,7 @@ impl Analysis {
         let window = Window::new(model.start(), Nanos(model.end().0 + 1));
         let filter = TaskFilter::default();
         // Each part leaves cores idle in its serial stretches: they run side by side.
-        let (findings, timelines, (stats, pyramid)) = std::thread::scope(|scope| {
+        let (findings, timelines, rest) = std::thread::scope(|scope| {
             let request = CheckRequest {
                 window,
                 filter: &filter,
@@ -101,14 +104,23 @@ impl Analysis {
                 timelines.into_inner()
             });
             let stats = scope.spawn(|| analysis::stats::compute(model, window, &filter, Grouping::Command));
+            let path = scope.spawn(|| {
+                let target = WorkloadWindow::of(model, trace.command_pid, false).critical_path_target()?;
+                Some(tiles::path::walk(&trace.shown, target, trace.affinity.as_ref()))
+            });
             let pyramid = Pyramid::build(model, trace.shown.origin, &filter);
             (
                 findings.join().expect("check does not panic"),
                 timelines.join().expect("tiling does not panic"),
-                (stats.join().expect("stats do not panic"), pyramid),
+                (
+                    stats.join().expect("stats do not panic"),
+                    path.join().expect("the critical path does not panic"),
+                    pyramid,
+                ),
             )
         });
-        Analysis { findings, stats, pyramid, timelines: timelines.into() }
+        let (stats, path, pyramid) = rest;
+        Analysis { findings, stats, path, pyramid, timelines: timelines.into() }
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::Outcome;
 use crate::common::load_model;
 use analysis::check::Affinity;
-use analysis::critical_path::{self, CriticalPath, Followed, Target};
+use analysis::critical_path::{self, CriticalPath, Followed, Target, duration};
 use analysis::idle::IdleIndex;
 use anyhow::{Result, bail};
 use documents::critical_path::{CostStretch, CriticalPathReport, PathBreakdown, PathHop, PinnedTask, UnknownPart};
@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let document = document(model, &args.trace, &target, &path);
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Text => out.write_all(text(&document, model.start()).as_bytes())?,
+        Format::Text => out.write_all(text(&document, &path.breakdown.sentence(), model.start()).as_bytes())?,
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?,
     }
     Ok(loaded.outcome)
@@ -72,11 +72,12 @@ fn find_task(model: &Model, wanted: &str) -> Result<TaskId> {
 /// The traced command, as `compare` takes it: its process tree from the end of its
 /// initial sleep to its exit.
 fn command_target(model: &Model, pid: Option<Pid>) -> Result<Target> {
-    let workload = WorkloadWindow::of(model, pid, false);
-    let Some(root) = workload.filter.descendants_of else {
-        bail!("the trace names no command (no recorded command pid, no exec): follow a task with --task PID|NAME");
-    };
-    Ok(Target { end_task: root, window: workload.window, followed: Followed::Tasks(workload.filter) })
+    match WorkloadWindow::of(model, pid, false).critical_path_target() {
+        Some(target) => Ok(target),
+        None => {
+            bail!("the trace names no command (no recorded command pid, no exec): follow a task with --task PID|NAME")
+        }
+    }
 }
 
 fn document(model: &Model, trace: &Path, target: &Target, path: &CriticalPath) -> CriticalPathReport {
@@ -152,47 +153,16 @@ fn document(model: &Model, trace: &Path, target: &Target, path: &CriticalPath) -
     }
 }
 
-/// The sentence's times: seconds to two places, or for a wall time under 10 ms (where
-/// that says "0.00 s") the unit that suits each.
-fn sentence_time(ns: u64, wall_ns: u64) -> String {
-    if wall_ns < 10_000_000 { duration(ns) } else { format!("{:.2} s", ns as f64 / 1e9) }
-}
-
-/// A duration in the unit that suits it.
-fn duration(ns: u64) -> String {
-    match ns {
-        0..1_000 => format!("{ns} ns"),
-        1_000..1_000_000 => format!("{:.1} µs", ns as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.2} ms", ns as f64 / 1e6),
-        _ => format!("{:.3} s", ns as f64 / 1e9),
-    }
-}
-
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 }
 }
 
 /// The sentence to quote, the breakdown, the unknown part's reasons and the largest
 /// stretches of scheduler cost; times in seconds from the trace's start.
-fn text(d: &CriticalPathReport, origin: Nanos) -> String {
+fn text(d: &CriticalPathReport, sentence: &str, origin: Nanos) -> String {
     let b = &d.breakdown;
     let at = |ns: u64| format!("{:.6} s", ns.saturating_sub(origin.0) as f64 / 1e9);
-    let share = 100.0 * d.scheduler_share;
-    let time = |ns: u64| sentence_time(ns, d.wall_ns);
-    let mut out = format!(
-        "of the {}, {} running, {} runnable while a core idled",
-        time(d.wall_ns),
-        time(b.running_ns),
-        time(b.scheduler_ns)
-    );
-    out += &match b.unknown_ns {
-        0 => format!(": the scheduler cost at most {share:.0}%\n\n"),
-        unknown => format!(
-            ", {} unknown: the scheduler cost at most {share:.0}% of the {} known\n\n",
-            time(unknown),
-            time(d.wall_ns - unknown)
-        ),
-    };
+    let mut out = format!("{sentence}\n\n");
     let what = if d.target == "command" { "the command" } else { "the task" };
     out += &format!(
         "critical path of {what} {} ({}), {} to {}: {} hops\n",

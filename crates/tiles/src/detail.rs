@@ -1,12 +1,21 @@
 //! The details behind a click, as the page's documents: the run under the mouse (what
-//! preceded it, where its task went next) and a followed task (its life, totals, moves
-//! and wakeups), answered from the model through `lookup`.
+//! preceded it, where its task went next), a followed task (its life, totals, moves and
+//! wakeups), its state under the mouse on its state track, and the tasks waiting in a
+//! runqueue under the mouse — each wait with who held the CPU it waited for
+//! (`analysis::latency::wait_antagonists`, as `latency --task` counts them) — answered
+//! from the model through `lookup` and `states`.
 
 use crate::lookup::{self, WakeupInfo};
-use crate::shown::Shown;
-use documents::page::{self, FoundRun, Move, NoRun, Ran, RunAt, TaskAnswer, TaskHead, WaitBefore, Waker, Wakeup};
+use crate::shown::{Shown, ShownTrace};
+use crate::states::stretch_at;
+use analysis::latency::wait_antagonists;
+use analysis::states::ThreadState;
+use documents::page::{
+    self, FoundRun, FoundState, HeldWait, Holder, Move, NoRun, QueueAt, QueuedTask, Ran, RunAt, StateAt, TaskAnswer,
+    TaskHead, WaitBefore, Waker, Wakeup,
+};
 use figures::palette::{color_of, color_of_name};
-use model::{Cpu, Nanos, TaskId};
+use model::{Cpu, Nanos, TaskId, WaitEnd, WaitId};
 use std::collections::BTreeSet;
 
 /// Items listed at most in one answer.
@@ -28,7 +37,7 @@ pub fn run_at(shown: &Shown, cpu: Cpu, from: Nanos, to: Nanos) -> RunAt {
         wakeup: wait.wakeup.map(|w| wakeup(shown, &w)),
     });
     let task =
-        TaskHead { comm: model.comm_at(segment.task, segment.start).to_string(), ..task_head(shown, segment.task) };
+        TaskHead { comm: model.comm_at(segment.task, segment.start).to_string(), ..head(&shown.trace, segment.task) };
     RunAt::Found(Box::new(FoundRun {
         task,
         found: true,
@@ -65,9 +74,9 @@ pub fn task(shown: &Shown, task: TaskId, start: Nanos, end: Nanos) -> TaskAnswer
     let (wakeups, wakeup_count) = lookup::wakeups_in(model, index, task, start, end, LIST_LIMIT);
     let cpus_used: BTreeSet<u32> = runs.iter().map(|r| r.cpu.0).collect();
     TaskAnswer {
-        task: task_head(shown, task),
+        task: head(&shown.trace, task),
         names: info.comms.iter().map(|&(_, c)| model.comms().name(c).to_string()).collect(),
-        parent: info.parent.map(|p| task_head(shown, p)),
+        parent: info.parent.map(|p| head(&shown.trace, p)),
         forked: info.forked,
         first_seen: shown.relative(info.first_seen),
         exit: info.exit.map(|t| shown.relative(t)),
@@ -85,9 +94,105 @@ pub fn task(shown: &Shown, task: TaskId, start: Nanos, end: Nanos) -> TaskAnswer
     }
 }
 
-/// A task under its last name, with its colours.
-fn task_head(shown: &Shown, task: TaskId) -> TaskHead {
+/// Holders of a CPU listed per wait at most.
+const HOLDERS: usize = 8;
+/// Waits listed per runqueue under the mouse at most.
+const QUEUED: usize = 6;
+
+/// A followed task's state on its state track under the mouse: the stretch that covers
+/// most of `[from, to)` and, when it is runnable, who held the CPU it waited for.
+pub fn state_at(shown: &Shown, task: TaskId, from: Nanos, to: Nanos) -> StateAt {
+    let states = shown.states.states_of(shown.model(), task);
+    let Some(stretch) = stretch_at(&states, from, to) else {
+        return StateAt::Nothing(NoRun { found: false });
+    };
+    StateAt::Found(Box::new(FoundState {
+        found: true,
+        task: task.index(),
+        state: thread_state(stretch.state),
+        start: shown.relative(stretch.start),
+        end: shown.relative(stretch.end),
+        wait: stretch.wait.map(|wait| held_wait(&shown.trace, wait)),
+    }))
+}
+
+/// The waits in `cpu`'s runqueue during `[from, to)`, longest first, each with who held
+/// the CPUs it waited for.
+pub fn queue_at(shown: &Shown, cpu: Cpu, from: Nanos, to: Nanos) -> QueueAt {
     let model = shown.model();
+    let mut waits: Vec<WaitId> = Vec::new();
+    if let Some(timeline) = model.cpu(cpu) {
+        let queue = timeline.queue();
+        let starting = queue.first_starting_at_or_after(from)..queue.first_starting_after(to);
+        let pieces = queue.open_at(from).chain(starting).map(|i| queue.wait(i));
+        waits.extend(pieces.flatten());
+    }
+    waits.sort_unstable();
+    waits.dedup();
+    let length = |&w: &WaitId| model.waits().get(w).duration();
+    waits.sort_by(|a, b| length(b).cmp(&length(a)).then(a.cmp(b)));
+    QueueAt {
+        cpu: cpu.0,
+        waiting_count: waits.len(),
+        waiting: waits
+            .iter()
+            .take(QUEUED)
+            .map(|&wait| {
+                let row = model.waits().get(wait);
+                let task =
+                    TaskHead { comm: model.comm_at(row.task, row.start).to_string(), ..head(&shown.trace, row.task) };
+                QueuedTask { task, wait: held_wait(&shown.trace, wait) }
+            })
+            .collect(),
+    }
+}
+
+/// A wait and who held the CPUs it waited for.
+pub fn held_wait(trace: &ShownTrace, wait: WaitId) -> HeldWait {
+    let model = &trace.model;
+    let row = model.waits().get(wait);
+    let holders = wait_antagonists(model, wait);
+    HeldWait {
+        start: trace.relative(row.start),
+        end: trace.relative(row.end),
+        cause: wait_cause(row.cause),
+        ran: row.end_kind == WaitEnd::Ran,
+        cpus: holders.cpus.iter().map(|c| c.0).collect(),
+        holder_count: holders.antagonists.len(),
+        held_by: holders
+            .antagonists
+            .iter()
+            .take(HOLDERS)
+            .map(|a| {
+                let info = model.tasks().get(a.task);
+                Holder {
+                    task: a.task.index(),
+                    pid: info.pid.0,
+                    comm: model.comms().name(info.last_comm()).to_string(),
+                    held: a.held_ns,
+                    kernel_thread: a.kernel_thread,
+                }
+            })
+            .collect(),
+    }
+}
+
+/// A thread state as the page's documents name it.
+fn thread_state(state: ThreadState) -> page::ThreadState {
+    match state {
+        ThreadState::Running => page::ThreadState::Running,
+        ThreadState::RunnableWakeup => page::ThreadState::RunnableWakeup,
+        ThreadState::RunnablePreempted => page::ThreadState::RunnablePreempted,
+        ThreadState::Sleeping => page::ThreadState::Sleeping,
+        ThreadState::Uninterruptible => page::ThreadState::Uninterruptible,
+        ThreadState::Dead => page::ThreadState::Dead,
+        ThreadState::Unknown => page::ThreadState::Unknown,
+    }
+}
+
+/// A task under its last name, with its colours.
+pub fn head(trace: &ShownTrace, task: TaskId) -> TaskHead {
+    let model = &trace.model;
     let info = model.tasks().get(task);
     let comm = model.comms().name(info.last_comm());
     TaskHead {

@@ -8,9 +8,9 @@
 //! waits, wakeups and migrations, 4 bytes per row) once, in the background, and finds a
 //! followed task's runs with one scan of the segments, cached.
 
+use crate::recent::Recent;
 use model::{Cpu, MigrationId, Model, Nanos, RowId, Segment, SegmentEnd, TaskId, WaitCause, WaitEnd, WaitId, WakeupId};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Rows of one table grouped by task: `items[offsets[t]..offsets[t + 1]]` are task `t`'s,
 /// in table order (time order for every table used here).
@@ -82,46 +82,26 @@ pub struct Run {
 
 /// Runs of followed and highlighted tasks, found by one scan of all segments and kept
 /// for the tasks asked for most recently.
-#[derive(Debug, Default)]
-pub struct RunCache {
-    /// A use counter, and per task when it was last used and its runs.
-    runs: Mutex<(u64, KeptRuns)>,
-}
-
-type KeptRuns = HashMap<TaskId, (u64, Arc<Vec<Run>>)>;
+#[derive(Debug)]
+pub struct RunCache(Recent<TaskId, Vec<Run>>);
 
 /// Tasks whose runs are kept.
 const KEPT_TASKS: usize = 64;
 
+impl Default for RunCache {
+    fn default() -> RunCache {
+        RunCache(Recent::new(KEPT_TASKS))
+    }
+}
+
 impl RunCache {
     /// The runs of each task, in time order (a scan for those not cached yet).
     pub fn runs_of(&self, model: &Model, tasks: &[TaskId]) -> Vec<Arc<Vec<Run>>> {
-        let missing: Vec<TaskId> = {
-            let cache = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-            tasks.iter().copied().filter(|t| !cache.1.contains_key(t)).collect()
-        };
-        let found = scan_runs(model, &missing);
-        let mut cache = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let (clock, map) = &mut *cache;
-        for (task, runs) in found {
-            map.insert(task, (0, Arc::new(runs)));
-        }
-        let out = tasks
-            .iter()
-            .map(|task| {
-                *clock += 1;
-                map.get_mut(task).map(|(used, runs)| {
-                    *used = *clock;
-                    runs.clone()
-                })
-            })
-            .map(Option::unwrap_or_default)
-            .collect();
-        while map.len() > KEPT_TASKS {
-            let oldest = map.iter().min_by_key(|(_, (used, _))| *used).map(|(task, _)| *task);
-            oldest.map(|task| map.remove(&task));
-        }
-        out
+        let missing: Vec<TaskId> = tasks.iter().copied().filter(|task| self.0.get(task).is_none()).collect();
+        let found: Vec<(TaskId, Arc<Vec<Run>>)> =
+            scan_runs(model, &missing).into_iter().map(|(task, runs)| (task, self.0.put(task, runs))).collect();
+        let known = |task: &TaskId| found.iter().find(|(t, _)| t == task).map(|(_, runs)| runs.clone());
+        tasks.iter().map(|task| known(task).or_else(|| self.0.get(task)).unwrap_or_default()).collect()
     }
 }
 

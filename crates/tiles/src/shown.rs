@@ -1,12 +1,15 @@
 //! What the page knows about each trace it shows: the model and where its time axis
 //! starts ([`ShownTrace`], the one description the viewer's server and the report both
-//! take), and for the server the row orders and the parts computed once in the
-//! background (the per-task index, `check`'s incidents, the markers) so the first view
-//! does not wait for them ([`Shown`]).
+//! take), and for the server the row orders, the parts computed once in the background
+//! (the per-task index, `check`'s incidents, the markers) so the first view does not wait
+//! for them, and those computed for the tasks the page follows (runs, thread states,
+//! critical paths) ([`Shown`]).
 
 use crate::incidents;
 use crate::lookup::{RunCache, TaskIndex};
+use crate::path::PathCache;
 use crate::pyramid::Pyramid;
+use crate::states::StateCache;
 use crate::tile::MAX_LEVEL;
 use analysis::TaskFilter;
 use documents::page::{Incidents, InitialView, Meta, MetaTrace, Place, Row};
@@ -123,6 +126,10 @@ pub struct Shown {
     /// Base columns for all tasks and for forked tasks only.
     pyramids: [OnceLock<Pyramid>; 2],
     pub runs: RunCache,
+    /// Followed tasks' thread states.
+    pub states: StateCache,
+    /// Critical paths walked.
+    pub paths: PathCache,
 }
 
 impl Shown {
@@ -137,6 +144,8 @@ impl Shown {
             markers: OnceLock::new(),
             pyramids: [OnceLock::new(), OnceLock::new()],
             runs: RunCache::default(),
+            states: StateCache::default(),
+            paths: PathCache::default(),
         }
     }
 

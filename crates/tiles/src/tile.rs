@@ -11,16 +11,20 @@
 //!
 //! ```text
 //! "SLT1"  u32 columns  u32 rows  u32 layers (bit 0 timeline, 1 running/waiting,
-//!                                             2 runqueue, 3 highlight)
+//!                                             2 runqueue, 3 highlight, 4 states)
 //! timeline:        per row: u32 n, then n × (u16 x0, u16 x1, u8 r, u8 g, u8 b, u8 0)
 //! running/waiting: per column: u16 × 8 (running first, min, max, last; running +
 //!                  waiting first, min, max, last), u16 share waiting while idle (/65535)
 //! runqueue:        per row: columns × u8 (tasks running or waiting there, at most 255)
 //! highlight:       per row: u32 n, then n × (u16 x0, u16 x1)
+//! states:          columns × u8 (the followed task's state covering most of the column:
+//!                  0 none, else 1 + its place in `ThreadState::ALL`, see `states`)
 //! ```
 
 use crate::lookup::Run;
 use crate::pyramid::Pyramid;
+use crate::states::state_columns;
+use analysis::states::StateStretch;
 use analysis::{TaskFilter, Window};
 use figures::running_waiting::{columns as running_waiting_columns, columns_and_queue_lengths, queue_length_rows};
 use figures::timeline::{self, Coloring, LevelColumns, Row, Span, TimelineRequest};
@@ -35,7 +39,7 @@ pub const MAX_LEVEL: u32 = 44;
 /// message).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TileError {
-    #[error("layers: unknown layer {0:?} (t, r, q, h)")]
+    #[error("layers: unknown layer {0:?} (t, r, q, h, s)")]
     UnknownLayer(char),
     #[error("layers: none asked for")]
     NoLayers,
@@ -58,10 +62,12 @@ pub struct Layers {
     pub running_waiting: bool,
     pub runqueue: bool,
     pub highlight: bool,
+    /// A followed task's states (its state track).
+    pub states: bool,
 }
 
 impl Layers {
-    /// Parses `t`, `r`, `q`, `h` letters.
+    /// Parses `t`, `r`, `q`, `h`, `s` letters.
     pub fn parse(text: &str) -> Result<Layers, TileError> {
         let mut layers = Layers::default();
         for letter in text.chars() {
@@ -70,6 +76,7 @@ impl Layers {
                 'r' => &mut layers.running_waiting,
                 'q' => &mut layers.runqueue,
                 'h' => &mut layers.highlight,
+                's' => &mut layers.states,
                 _ => return Err(TileError::UnknownLayer(letter)),
             };
             *slot = true;
@@ -85,6 +92,7 @@ impl Layers {
             | u32::from(self.running_waiting) << 1
             | u32::from(self.runqueue) << 2
             | u32::from(self.highlight) << 3
+            | u32::from(self.states) << 4
     }
 }
 
@@ -128,6 +136,8 @@ pub struct TileRequest<'a> {
     pub layers: Layers,
     /// Runs of the highlighted tasks (for the highlight layer).
     pub highlight: &'a [&'a [Run]],
+    /// The followed task's states in time order (for the states layer).
+    pub states: &'a [StateStretch],
     /// The trace's running/waiting and runqueue base columns for this filter, to compose
     /// coarse tiles from (when ready).
     pub pyramid: Option<&'a Pyramid>,
@@ -188,6 +198,9 @@ pub fn tile(model: &Model, request: &TileRequest<'_>) -> Vec<u8> {
                 put_u16(&mut out, x1);
             }
         }
+    }
+    if request.layers.states {
+        out.extend(state_columns(request.states, request.window, request.columns));
     }
     out
 }
@@ -267,6 +280,7 @@ fn tiles_one_by_one(
                 filter,
                 layers: Layers { timeline: true, ..Layers::default() },
                 highlight: &[],
+                states: &[],
                 pyramid: None,
             };
             Ok(tile(model, &request))
@@ -413,6 +427,7 @@ mod tests {
     #[test]
     fn layers_are_letters() {
         assert_eq!(Layers::parse("tq").unwrap().mask(), 0b101);
+        assert_eq!(Layers::parse("s").unwrap().mask(), 0b10000);
         assert!(Layers::parse("").is_err());
         assert!(Layers::parse("tx").is_err());
     }

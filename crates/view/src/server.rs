@@ -8,11 +8,17 @@
 //! - `GET /api/meta`: the traces, their CPUs and row orders, the tile geometry.
 //! - `GET /api/status`: whether the background work (coarse tiles, incidents, markers) is done.
 //! - `GET /api/tile?trace&level&index&columns&layers[&cpus][&color&target][&forked][&tasks]`:
-//!   a binary tile (see `tiles`).
+//!   a binary tile (see `tiles`; the states layer `s` takes the followed task as `tasks`).
 //! - `GET /api/tiles?list=TILE;TILE...`: several tiles in one answer (each `TILE` the
 //!   query of an `/api/tile` request).
 //! - `GET /api/at?trace&cpu&t&span`: the run under the mouse.
 //! - `GET /api/task?trace&task[&start&end]`: a followed task, its migrations and wakeups.
+//! - `GET /api/state?trace&task&t&span`: a followed task's state under the mouse, with who
+//!   held the CPU it waited for.
+//! - `GET /api/queue?trace&cpu&t&span`: the waits in a CPU's runqueue under the mouse, each
+//!   with who held the CPU.
+//! - `GET /api/path?trace[&task][&start&end]`: the traced command's (or a task's) critical
+//!   path: its breakdown, and the hops and stretches of scheduler cost in the range.
 //! - `GET /api/stats?trace&start&end[&forked]`: statistics of a range, per command and CPU.
 //! - `GET /api/incidents?trace`: `check`'s incidents (202 while they are computed).
 //! - `GET /api/markers?trace[&start&end&limit]`: trace markers.
@@ -23,11 +29,14 @@ use crate::http::{self, Request, Response};
 use crate::markers;
 use crate::params::{BadRequest, Query};
 use analysis::TaskFilter;
+use analysis::check::Affinity;
+use analysis::critical_path::Target;
 use analysis::stats::{self, Grouping};
 use documents::page::{ErrorMessage, NotReady, Pending, ServerStatus, Working};
+use experiment::profile::WorkloadWindow;
 use figures::timeline::Coloring;
 use inputs::Input;
-use model::{Cpu, Nanos, TaskId};
+use model::{Cpu, Nanos, Pid, TaskId};
 use serde::Serialize;
 use std::net::TcpListener;
 use std::path::Path;
@@ -41,6 +50,7 @@ use tiles::detail::{self, LIST_LIMIT};
 use tiles::export::{ExportRequest, export};
 use tiles::lookup::Run;
 use tiles::markers::markers_in;
+use tiles::path::{PathOf, page_path};
 use tiles::tile::{Layers, MAX_COLUMNS, MAX_LEVEL, TilePlace, TileRequest, tile, timeline_tiles};
 use tiles::{Initial, Shown};
 
@@ -51,11 +61,21 @@ const META_WAIT: Duration = Duration::from_secs(10);
 /// Highest relative time accepted (about 106 days in ns): keeps arithmetic in range.
 const MAX_TIME: i64 = 1 << 53;
 
+/// What a trace's recording says about its command, for its critical path.
+struct Recorded {
+    /// The traced command's pid, when `schedlens record` stored it.
+    command_pid: Option<Pid>,
+    /// The CPUs its tasks were allowed on, when stored.
+    affinity: Option<Affinity>,
+}
+
 /// Everything the workers share.
 pub struct App {
     pub traces: Vec<Shown>,
     /// The traces' files, for their markers.
     files: Vec<Input>,
+    /// Per trace, what its recording says about its command.
+    recorded: Vec<Recorded>,
     pub initial: Initial,
     cache: Cache,
     activity: Activity,
@@ -68,9 +88,17 @@ pub struct App {
 
 impl App {
     pub fn new(traces: Vec<Shown>, files: Vec<Input>, initial: Initial) -> App {
+        let recorded = files
+            .iter()
+            .map(|file| Recorded {
+                command_pid: file.command_pid(),
+                affinity: file.recorded_context().and_then(|c| Affinity::recorded(&c)),
+            })
+            .collect();
         App {
             traces,
             files,
+            recorded,
             initial,
             cache: Cache::new(CACHE_BYTES),
             activity: Activity::new(),
@@ -360,6 +388,9 @@ fn route(app: &App, query: &Query) -> Result<Reply, Refusal> {
         "/api/tiles" => tiles_reply(app, query),
         "/api/at" => at(app, query),
         "/api/task" => task(app, query),
+        "/api/state" => state(app, query),
+        "/api/queue" => queue(app, query),
+        "/api/path" => path(app, query),
         "/api/stats" => range_stats(app, query),
         "/api/incidents" => incidents(app, query),
         "/api/markers" => markers(app, query),
@@ -481,7 +512,10 @@ impl TileSpec {
         let layers = Layers::parse(query.require("layers")?)?;
         let cpu_count = shown.model().cpus().len() as u32;
         let cpus = query.int_list("cpus", cpu_count.max(1))?.unwrap_or_else(|| (0..cpu_count).collect());
-        let tasks = if layers.highlight { tasks_param(shown, query)? } else { Vec::new() };
+        let tasks = if layers.highlight || layers.states { tasks_param(shown, query)? } else { Vec::new() };
+        if layers.states && tasks.len() != 1 {
+            return Err(BadRequest::new("layers=s: the states of one task (tasks=N)"));
+        }
         Ok(TileSpec {
             trace,
             place,
@@ -575,9 +609,11 @@ fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
     if let Some(body) = app.cache.get(&key) {
         return Ok(body);
     }
-    let runs: Vec<Arc<Vec<Run>>> = shown.runs.runs_of(model, &spec.tasks);
-    let highlight: Vec<&[Run]> = runs.iter().map(|r| r.as_slice()).collect();
     let layers = spec.layers;
+    let highlighted = if layers.highlight { spec.tasks.as_slice() } else { &[] };
+    let runs: Vec<Arc<Vec<Run>>> = shown.runs.runs_of(model, highlighted);
+    let highlight: Vec<&[Run]> = runs.iter().map(|r| r.as_slice()).collect();
+    let states = layers.states.then(|| shown.states.states_of(model, spec.tasks[0]));
     let pyramid = (layers.running_waiting || layers.runqueue).then(|| shown.pyramid(&spec.filter));
     let request = TileRequest {
         place: spec.place,
@@ -588,6 +624,7 @@ fn cached_tile(app: &App, spec: &TileSpec) -> Result<Arc<Vec<u8>>, BadRequest> {
         filter: &spec.filter,
         layers,
         highlight: &highlight,
+        states: states.as_deref().map_or(&[], Vec::as_slice),
         pyramid,
     };
     let body = Arc::new(tile(model, &request));
@@ -683,9 +720,7 @@ fn default_spec(app: &App, trace: usize, place: TilePlace, layers: Layers) -> Ti
 fn at(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
     let cpu = Cpu(query.int("cpu", 0..=shown.model().cpus().len() as i64 - 1)? as u32);
-    let t = query.int("t", -MAX_TIME..=MAX_TIME)?;
-    let span = query.int_or("span", 1..=MAX_TIME, 1)?;
-    let (from, to) = (shown.absolute(t - span / 2), shown.absolute(t - span / 2 + span));
+    let (from, to) = pixel(shown, query)?;
     Ok(Reply::Json(json(&detail::run_at(shown, cpu, from, to))))
 }
 
@@ -707,10 +742,59 @@ fn range(shown: &Shown, query: &Query) -> Result<(Nanos, Nanos), BadRequest> {
 
 fn task(app: &App, query: &Query) -> Result<Reply, Refusal> {
     let shown = shown(app, query)?;
-    let model = shown.model();
-    let task = task_id(model, query.int("task", 1..=model.tasks().len() as i64 - 1)? as u32);
+    let task = task_param(shown, query)?;
     let (start, end) = range(shown, query)?;
     Ok(Reply::Json(json(&detail::task(shown, task, start, end))))
+}
+
+/// The task named by `task` (an index into the model's task table, not the idle task).
+fn task_param(shown: &Shown, query: &Query) -> Result<TaskId, BadRequest> {
+    let model = shown.model();
+    Ok(task_id(model, query.int("task", 1..=model.tasks().len() as i64 - 1)? as u32))
+}
+
+/// `t` and `span` (the pixel under the mouse) as `[from, to)` of trace time.
+fn pixel(shown: &Shown, query: &Query) -> Result<(Nanos, Nanos), BadRequest> {
+    let t = query.int("t", -MAX_TIME..=MAX_TIME)?;
+    let span = query.int_or("span", 1..=MAX_TIME, 1)?;
+    Ok((shown.absolute(t - span / 2), shown.absolute(t - span / 2 + span)))
+}
+
+fn state(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    let task = task_param(shown, query)?;
+    let (from, to) = pixel(shown, query)?;
+    Ok(Reply::Json(json(&detail::state_at(shown, task, from, to))))
+}
+
+fn queue(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let shown = shown(app, query)?;
+    let cpu = Cpu(query.int("cpu", 0..=shown.model().cpus().len() as i64 - 1)? as u32);
+    let (from, to) = pixel(shown, query)?;
+    Ok(Reply::Json(json(&detail::queue_at(shown, cpu, from, to))))
+}
+
+/// The critical path of the traced command, or of `task` when given.
+fn path(app: &App, query: &Query) -> Result<Reply, Refusal> {
+    let index = query.int("trace", 0..=app.traces.len() as i64 - 1)? as usize;
+    let (shown, recorded) = (&app.traces[index], &app.recorded[index]);
+    let model = shown.model();
+    let of = match query.get("task") {
+        Some(_) => PathOf::Task(task_param(shown, query)?),
+        None => PathOf::Command,
+    };
+    let (start, end) = range(shown, query)?;
+    let target = || -> Option<Target> {
+        match of {
+            PathOf::Command => WorkloadWindow::of(model, recorded.command_pid, false).critical_path_target(),
+            PathOf::Task(task) => Some(Target::task(model, task)),
+        }
+    };
+    let walked = shown.paths.path(&shown.trace, of, target, recorded.affinity.as_ref());
+    let walked = walked.as_ref().as_ref().ok_or_else(|| {
+        BadRequest::new("the trace names no command (no recorded command pid, no exec): follow a task for its path")
+    })?;
+    Ok(Reply::Json(json(&page_path(&shown.trace, walked, start, end))))
 }
 
 /// Command rows listed at most.

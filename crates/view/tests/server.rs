@@ -327,6 +327,16 @@ fn bad_requests_get_4xx_and_the_server_keeps_serving() {
         ("/api/at?trace=0&cpu=0&t=99999999999999999999", 400),
         ("/api/task?trace=0&task=0", 400),
         ("/api/task?trace=0&task=999999", 400),
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=s", 400), // states of no task
+        ("/api/tile?trace=0&level=20&index=0&columns=512&layers=s&tasks=1,2", 400),
+        ("/api/state?trace=0&task=0&t=0", 400),
+        ("/api/state?trace=0&task=1", 400),
+        ("/api/state?trace=0&task=1&t=0&span=0", 400),
+        ("/api/queue?trace=0&cpu=2&t=0", 400),
+        ("/api/queue?trace=0&cpu=0", 400),
+        ("/api/path?trace=3", 400),
+        ("/api/path?trace=0&task=999999", 400),
+        ("/api/path?trace=0&start=900000000000000&end=900000000000001", 400),
         ("/api/stats?trace=0&start=5&end=5", 400),
         ("/api/stats?trace=0&start=900000000000000&end=900000000000001", 400),
         ("/api/markers?trace=0&limit=0", 400),
@@ -362,4 +372,156 @@ fn bad_requests_get_4xx_and_the_server_keeps_serving() {
     let (status, body) = get(a, "/api/tile?trace=0&level=20&index=0&columns=512&layers=trqh&tasks=1");
     assert_eq!(status, 200);
     assert_eq!(&body[..4], b"SLT1");
+}
+
+/// Decodes a tile's states layer (a tile asked for with `layers=s` alone).
+fn state_codes(body: &[u8]) -> Vec<u8> {
+    assert_eq!(&body[..4], b"SLT1");
+    let columns = u32::from_le_bytes(body[4..8].try_into().unwrap()) as usize;
+    assert_eq!(u32::from_le_bytes(body[12..16].try_into().unwrap()), 16, "the states layer alone");
+    assert_eq!(body.len(), 16 + columns);
+    body[16..].to_vec()
+}
+
+/// A followed task's state track, its state under the mouse with who held the CPU it
+/// waited for, and the waits in a runqueue: as `analysis` computes them, for any pixel.
+#[test]
+fn a_followed_tasks_states_and_who_held_its_cpu() {
+    let server = start(&["hackbench-v7zstd.dat"]);
+    let a = server.address;
+    let (_, model) = trace_and_model("hackbench-v7zstd.dat");
+    let origin = model.start();
+    // A hackbench task that waited behind another one.
+    let window = Window::new(model.start(), Nanos(model.end().0 + 1));
+    let task = model
+        .tasks()
+        .ids()
+        .find(|&t| {
+            model.comm_at(t, model.end()) == "hackbench"
+                && !analysis::latency::antagonists(&model, window, &[t]).is_empty()
+        })
+        .unwrap();
+    let life = tiles::states::life(&model, task);
+    let stretches = analysis::states::task_states(&model, task, life);
+    // Its stretches sum, state by state, to what `stats --states` counts over its life.
+    let totals = analysis::states::compute(&model, life, &TaskFilter::default());
+    let (_, _, expected) = totals.by_task.iter().find(|(t, ..)| *t == task).unwrap();
+    let sum = |state| stretches.iter().filter(|s| s.state == state).map(|s| s.end.0 - s.start.0).sum::<u64>();
+    assert_eq!(sum(analysis::states::ThreadState::Running), expected.running_ns);
+    assert_eq!(sum(analysis::states::ThreadState::Sleeping), expected.sleeping_ns);
+    assert_eq!(sum(analysis::states::ThreadState::RunnableWakeup), expected.runnable_wakeup_ns);
+    assert_eq!(stretches.iter().map(|s| s.end.0 - s.start.0).sum::<u64>(), expected.total_ns());
+    // Tiles of its states at three levels: each column the state covering most of it.
+    for level in [22u32, 14, 8] {
+        let index = (life.start.0 - origin.0 + 1000) as i64 / (512i64 << level);
+        let target =
+            format!("/api/tile?trace=0&level={level}&index={index}&columns=512&layers=s&tasks={}", task.index());
+        let (status, body) = get(a, &target);
+        assert_eq!(status, 200, "{target}: {}", String::from_utf8_lossy(&body));
+        let start = origin.0 + index as u64 * (512u64 << level);
+        let tile_window = Window::new(Nanos(start), Nanos(start + (512u64 << level)));
+        assert_eq!(state_codes(&body), tiles::states::state_columns(&stretches, tile_window, 512), "{target}");
+    }
+    // Under the mouse: a runnable stretch, with who held the CPU during that wait.
+    let runnable = stretches
+        .iter()
+        .find(|s| s.wait.is_some_and(|w| !analysis::latency::wait_antagonists(&model, w).antagonists.is_empty()));
+    let runnable = runnable.unwrap();
+    let middle = (runnable.start.0 + runnable.end.0) / 2 - origin.0;
+    let state = json(a, &format!("/api/state?trace=0&task={}&t={middle}&span=1", task.index()));
+    assert_eq!(state["found"], true);
+    assert!(state["state"].as_str().unwrap().starts_with("runnable-"), "{state}");
+    assert_eq!(state["start"].as_u64().unwrap(), runnable.start.0 - origin.0);
+    let holders = analysis::latency::wait_antagonists(&model, runnable.wait.unwrap());
+    let held = &state["wait"]["heldBy"];
+    assert_eq!(held[0]["held"].as_u64().unwrap(), holders.antagonists[0].held_ns, "{state}");
+    assert_eq!(state["wait"]["holderCount"].as_u64().unwrap() as usize, holders.antagonists.len());
+    assert_eq!(state["wait"]["cpus"][0].as_u64().unwrap(), u64::from(holders.cpus[0].0));
+    // The runqueue strip at that moment on that CPU lists the wait, with the same holders.
+    let cpu = holders.cpus[0].0;
+    let queue = json(a, &format!("/api/queue?trace=0&cpu={cpu}&t={middle}&span=1"));
+    let listed = queue["waiting"].as_array().unwrap();
+    let ours = listed.iter().find(|w| w["task"]["task"].as_u64() == Some(task.index() as u64)).unwrap();
+    assert_eq!(ours["wait"], state["wait"]);
+    // Before the task's life: nothing.
+    if life.start > model.start() {
+        let before = life.start.0 - origin.0 - 1;
+        let nothing = json(a, &format!("/api/state?trace=0&task={}&t={before}&span=1", task.index()));
+        assert_eq!(nothing, serde_json::json!({"found": false}));
+    }
+    // The same request, the same bytes.
+    let again = get(a, &format!("/api/state?trace=0&task={}&t={middle}&span=1", task.index())).1;
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&again).unwrap(), state);
+}
+
+/// The critical path on the timeline: the command's (the recorded command of a
+/// `schedlens record` trace) and a task's, as `critical-path` walks them; its hops within
+/// the range asked for, each from the waker's CPU to where the woken task ran.
+#[test]
+fn the_critical_path_of_the_command_and_of_a_task() {
+    let server = start(&["token-ring-record.dat", "scenario-pinned-v7zstd.dat"]);
+    let a = server.address;
+    let path = json(a, "/api/path?trace=0");
+    assert_eq!(path["target"], "command");
+    let sentence = path["sentence"].as_str().unwrap();
+    assert!(sentence.starts_with("of the ") && sentence.contains("the scheduler cost at most"), "{sentence}");
+    let wall = path["end"].as_i64().unwrap() - path["start"].as_i64().unwrap();
+    let parts: u64 = path["breakdown"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(parts as i64, wall, "the parts sum to the wall time");
+    let hops = path["hops"].as_array().unwrap();
+    assert_eq!(path["hopCount"].as_u64().unwrap() as usize, hops.len(), "the whole range: every hop");
+    assert!(hops.len() > 100, "the ring's hops: {}", hops.len());
+    let arrows = hops.iter().filter(|h| h["fromCpu"].is_u64() && h["ran"].is_object()).count();
+    assert!(arrows * 10 >= hops.len() * 9, "{arrows} of {} hops have both ends", hops.len());
+    for pair in hops.windows(2) {
+        assert!(pair[0]["start"].as_i64() <= pair[1]["start"].as_i64(), "in time order");
+        assert_eq!(pair[1]["wokenBy"], pair[0]["task"]["task"], "each hop woken by the previous hop's task");
+    }
+    // A range: only the hops overlapping it.
+    let (from, to) = (hops[10]["start"].as_i64().unwrap(), hops[20]["start"].as_i64().unwrap());
+    let part = json(a, &format!("/api/path?trace=0&start={from}&end={to}"));
+    assert_eq!(part["sentence"], path["sentence"]);
+    let inside = part["hops"].as_array().unwrap();
+    assert!(inside.iter().all(|h| h["end"].as_i64().unwrap() > from && h["start"].as_i64().unwrap() < to));
+    assert_eq!(inside.len(), part["hopsInRange"].as_u64().unwrap() as usize);
+    assert!((10..=12).contains(&inside.len()), "{}", inside.len());
+    // A task's path, as `critical-path --task`.
+    let task = hops[5]["task"]["task"].as_u64().unwrap();
+    let of_task = json(a, &format!("/api/path?trace=0&task={task}"));
+    assert_eq!(of_task["target"], "task");
+    assert_eq!(of_task["task"]["task"].as_u64(), Some(task));
+    // The same request, the same bytes.
+    assert_eq!(get(a, "/api/path?trace=0").1, get(a, "/api/path?trace=0").1);
+    // A trace that names no command (no exec, nothing recorded): refused, still serving.
+    let (status, body) = get(a, "/api/path?trace=1");
+    let said = String::from_utf8_lossy(&body);
+    assert!(status == 200 || (status == 400 && said.contains("names no command")), "{status} {said}");
+}
+
+/// On a trace that lost events, every task's state track, its states under the mouse and
+/// its critical path are answered (unknown where the trace does not say), never a failure.
+#[test]
+fn lost_events_make_states_unknown_and_nothing_fails() {
+    let server = start(&["lost-events-v7zstd.dat"]);
+    let a = server.address;
+    let (_, model) = trace_and_model("lost-events-v7zstd.dat");
+    let span = model.end().0 - model.start().0;
+    let level = (span / 512).max(1).ilog2() + 1;
+    let mut unknown = 0;
+    for task in model.tasks().ids().skip(1) {
+        let tile = format!("/api/tile?trace=0&level={level}&index=0&columns=512&layers=s&tasks={}", task.index());
+        let (status, body) = get(a, &tile);
+        assert_eq!(status, 200, "{tile}");
+        unknown += state_codes(&body).iter().filter(|&&code| code == 7).count();
+        for t in [0, span / 3, span / 2, span - 1] {
+            let (status, _) = get(a, &format!("/api/state?trace=0&task={}&t={t}&span=1000", task.index()));
+            assert_eq!(status, 200);
+        }
+    }
+    assert!(unknown > 0, "lost events leave some state unknown");
+    let path = json(a, "/api/path?trace=0");
+    assert!(path["breakdown"]["unknown_ns"].as_u64().unwrap() > 0, "{path}");
+    for cpu in [0, 1] {
+        assert_eq!(get(a, &format!("/api/queue?trace=0&cpu={cpu}&t={}&span=1000000", span / 2)).0, 200);
+    }
 }

@@ -168,4 +168,12 @@ fn who_held_the_cpu_while_a_task_waited() {
     assert_eq!(held(&[task(1)]), [(3, 50, true)]);
     assert_eq!(held(&[task(2)]), [(3, 40, true), (1, 20, false)]);
     assert_eq!(held(&[task(1), task(2)]), [(3, 90, true), (1, 20, false)]);
+    // One wait at a time (the viewer's hover): beta's one wait is held by both.
+    let waits: Vec<model::WaitId> = model.waits().ids().filter(|&w| model.waits().task(w) == task(2)).collect();
+    assert_eq!(waits.len(), 1);
+    let holders = latency::wait_antagonists(&model, waits[0]);
+    assert_eq!(holders.cpus, [model::Cpu(0)]);
+    let one: Vec<(i32, u64, bool)> =
+        holders.antagonists.iter().map(|a| (pid(&model, a.task), a.held_ns, a.kernel_thread)).collect();
+    assert_eq!(one, held(&[task(2)]));
 }

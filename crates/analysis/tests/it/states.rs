@@ -70,3 +70,62 @@ fn dead_and_lost_time() {
     assert_eq!(beta.total_ns(), 101);
     assert_eq!((beta.running_ns, beta.unknown_ns), (40, 61), "{beta:?}");
 }
+
+/// One task's stretches, as the viewer's state track shows them: in order, without gaps,
+/// a runnable stretch naming its wait, and summing per state to what `compute` counts.
+#[test]
+fn one_tasks_stretches_are_its_states_in_order() {
+    use states::ThreadState::*;
+    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+        .other(0, 0, 1)
+        .switch(20, 0, 1, S, 0)
+        .wake(40, 0, 0, 1, 0)
+        .switch(50, 0, 0, R, 1)
+        .switch(70, 0, 1, R, 2)
+        .switch(80, 0, 2, S, 1)
+        .switch(90, 0, 1, 2, 0)
+        .other(120, 0, 0)
+        .finish();
+    let window = Window::new(Nanos(0), model.end() + Nanos(1));
+    for pid in [1, 2] {
+        let task = model.tasks().by_pid(Pid(pid)).unwrap();
+        let stretches = states::task_states(&model, task, window);
+        let pieces: Vec<(u64, u64, states::ThreadState)> =
+            stretches.iter().map(|s| (s.start.0, s.end.0, s.state)).collect();
+        let expected: &[(u64, u64, states::ThreadState)] = match pid {
+            1 => &[
+                (0, 20, Running),
+                (20, 40, Sleeping),
+                (40, 50, RunnableWakeup),
+                (50, 70, Running),
+                (70, 80, RunnablePreempted),
+                (80, 90, Running),
+                (90, 121, Uninterruptible),
+            ],
+            _ => &[(0, 70, Unknown), (70, 80, Running), (80, 121, Sleeping)],
+        };
+        assert_eq!(pieces, expected, "pid {pid}");
+        for s in &stretches {
+            let runnable = matches!(s.state, RunnableWakeup | RunnablePreempted);
+            assert_eq!(s.wait.is_some(), runnable, "{s:?}");
+            if let Some(wait) = s.wait {
+                assert_eq!((model.waits().task(wait), model.waits().start(wait)), (task, s.start));
+            }
+        }
+        let mut sums = StateTimes::default();
+        for s in &stretches {
+            let ns = s.end.0 - s.start.0;
+            let slot = match s.state {
+                Running => &mut sums.running_ns,
+                RunnableWakeup => &mut sums.runnable_wakeup_ns,
+                RunnablePreempted => &mut sums.runnable_preempted_ns,
+                Sleeping => &mut sums.sleeping_ns,
+                Uninterruptible => &mut sums.uninterruptible_ns,
+                Dead => &mut sums.dead_ns,
+                Unknown => &mut sums.unknown_ns,
+            };
+            *slot += ns;
+        }
+        assert_eq!(sums, of(&model, pid), "pid {pid}");
+    }
+}

@@ -144,6 +144,21 @@ describe('schedlens report in Chromium', { skip }, () => {
     await page.close();
   });
 
+  test("the traced command's critical path: the sentence critical-path prints, its hops drawn", async () => {
+    const path = report(dir, 'ring.html', ['token-ring-record.dat']);
+    const printed = spawnSync(bin, ['critical-path', join(traces, 'token-ring-record.dat')], { encoding: 'utf8' });
+    const sentence = printed.stdout.split('\n')[0];
+    assert.match(sentence, /the scheduler cost at most/);
+    const { page } = await open(browser, path);
+    await page.evaluate("window.schedlens.showPath('command')");
+    await page.waitFor("window.schedlens.views[0].path && window.schedlens.views[0].path.hops && document.querySelector('blockquote.quote')");
+    assert.equal(await page.evaluate("document.querySelector('blockquote.quote').textContent"), sentence);
+    assert.ok(await page.evaluate('window.schedlens.views[0].path.hops.length') > 100, 'the ring\'s hops');
+    assert.equal(await page.evaluate('window.schedlens.views[0].geometry.states'), null, 'no state track: following needs the trace');
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
   test('incidents link to the timeline; tables sort; the heat map is drawn', async () => {
     const path = report(dir, 'overload.html', ['scenario-overload-v7zstd.dat']);
     const { page } = await open(browser, path);

@@ -136,8 +136,34 @@ export class EmbeddedSource {
     };
   }
 
+  /** The page does not draw a state track: following a task needs the trace. */
+  get followsTasks() {
+    return false;
+  }
+
   task() {
     return Promise.reject(new Error(`following a task is ${BEYOND}`));
+  }
+
+  state() {
+    return Promise.reject(new Error(`a task's states are ${BEYOND}`));
+  }
+
+  queue() {
+    return Promise.reject(new Error(`the waits in a runqueue are ${BEYOND}`));
+  }
+
+  /**
+   * The traced command's critical path (the report holds the whole trace's, its hops an
+   * even sample of at most 2000): the hops and stretches of scheduler cost in the range.
+   */
+  path(trace, task, start, end) {
+    const path = this.doc.traces[trace].criticalPath;
+    if (task !== null && task !== undefined) return Promise.reject(new Error(`a task's critical path is ${BEYOND}`));
+    if (!path) return Promise.reject(new Error('the trace names no command: no critical path'));
+    const inside = (item) => item.end > start && item.start < end;
+    const hops = path.hops.filter(inside);
+    return Promise.resolve({ ...path, hops, hopsInRange: hops.length, costs: path.costs.filter(inside) });
   }
 
   /** Statistics: the whole trace's (the report holds no others). */

@@ -1,7 +1,7 @@
 //# allFunctionsCalledOnLoad
 // Painting tiles into pixels: the per-core timeline and the runqueue strip as images
 // (one colour per device pixel column per row, as `graph` draws one per column), the
-// running/waiting envelope as lines. These functions read tiles through a sampler and
+// running/waiting envelope as lines, a followed task's state track. These functions read tiles through a sampler and
 // know nothing of where tiles come from. Colours match crates/figures.
 
 export const COLORS = Object.freeze({
@@ -164,6 +164,58 @@ function markFollowed(line, cpu, highlight) {
     const marked = marks && marks.highlight && marks.highlight[cpu * marks.columns + center[x]];
     if (marked) line[x] = highlight.color ?? (color === COLORS.background ? 0xff1e1e1e : color);
     else if (color !== COLORS.background) line[x] = dim(color);
+  }
+}
+
+/**
+ * A followed task's thread states, in the order of the states layer's codes (1 + index;
+ * crates/tiles/src/states.rs), with Perfetto's thread-state colours: running dark
+ * green, runnable lime (after a preemption hatched with Perfetto's darker variant),
+ * uninterruptible orange, dead grey, sleeping blank (a thin line: the task exists), and
+ * unknown as the timeline's unknown, hatched.
+ */
+export const STATES = Object.freeze([
+  { name: 'running', label: 'running', css: '#317d31' },
+  { name: 'runnable-wakeup', label: 'runnable (woken)', css: '#99ba36' },
+  { name: 'runnable-preempted', label: 'runnable (preempted)', css: '#99ba36', hatch: '#6e8f12' },
+  { name: 'sleeping', label: 'sleeping', css: '#ffffff', line: '#a8a8a8' },
+  { name: 'uninterruptible', label: 'uninterruptible (D)', css: '#ff9900' },
+  { name: 'dead', label: 'dead', css: '#9e9e9e' },
+  { name: 'unknown', label: 'unknown (lost events, not yet seen)', css: '#e2e2e2', hatch: '#c4c4c4' },
+]);
+
+/** A state's entry by its name in the documents (`runnable-wakeup`, ...). */
+export function stateNamed(name) {
+  return STATES.find((s) => s.name === name) || STATES[STATES.length - 1];
+}
+
+/** Per code (0: no state), the fill, the hatch (or the fill) and the line (or the fill), packed. */
+const STATE_PIXELS = [{ css: '#ffffff' }, ...STATES].map((s) => {
+  const fill = packColor(s.css) | 0;
+  return { fill, hatch: s.hatch ? packColor(s.hatch) | 0 : fill, line: s.line ? packColor(s.line) | 0 : fill };
+});
+
+/**
+ * Paints the state track into `pixels` (`stride` wide): `rowPx` device pixel rows from
+ * `top`, each pixel column the state of the column at its centre in the sample's tiles
+ * (`states` layer); hatches run diagonally every 4 pixels, sleeping is a line across the
+ * middle, a missing tile is painted as missing.
+ */
+export function paintStates(pixels, stride, area, sample) {
+  const { x0, top, width, rowPx } = area;
+  const { center, tiles, slot } = sample;
+  const out = new Int32Array(pixels.buffer, pixels.byteOffset, pixels.length);
+  const missing = COLORS.missing | 0;
+  const middle = Math.floor(rowPx / 2);
+  for (let x = 0; x < width; x++) {
+    const tile = slot[x] < 0 ? null : tiles[slot[x]];
+    const states = tile && tile.states;
+    const look = states ? STATE_PIXELS[states[center[x]]] || STATE_PIXELS[0] : null;
+    for (let y = 0, at = top * stride + x0 + x; y < rowPx; y++, at += stride) {
+      if (!look) out[at] = missing;
+      else if (y === middle) out[at] = look.line;
+      else out[at] = (x + y) % 4 === 0 ? look.hatch : look.fill;
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 //# allFunctionsCalledOnLoad
 // The viewer page: the shared time axis, one panel per trace, the side panel, and the
 // interaction — wheel and drag-select zoom, drag and keys to pan, hover, click to
-// follow a task, incidents — with the view's state mirrored in the URL. Data comes
+// follow a task (its state track), the critical path, incidents — with the view's state
+// mirrored in the URL. Data comes
 // from a data source (source.js); tiles through the tile store (tile-store.js).
 
 import { ServerSource } from './source.js';
@@ -56,8 +57,10 @@ export class App {
     this.tooltip = new Tooltip(this.root.querySelector('#tooltip'));
     fitGutter(this.meta.traces);
     this.views = this.meta.traces.map((trace, i) => new TraceView(this, i, trace, this.root.querySelector('#panels')));
-    // A link opens on what it is about: the selection's statistics, or the followed task.
+    // A link opens on what it is about: the selection's statistics, the critical path, or
+    // the followed task.
     if (this.state.selection) this.panels.show('selection');
+    else if (this.state.path) this.panels.show('path');
     else if (this.state.follow) this.panels.show('task');
     this.bindInput();
     this.syncControls();
@@ -208,9 +211,57 @@ export class App {
         }
       }),
     );
-    await this.loadFollow();
+    await Promise.all([this.loadFollow(), this.loadPath()]);
     this.requestRender();
     this.panels.windowChanged();
+  }
+
+  /**
+   * The critical path shown, per trace: the traced command's, or the followed task's
+   * (in its trace), its hops and stretches of scheduler cost in the window. The first
+   * answer may take a while (the server walks the path once).
+   */
+  async loadPath() {
+    const which = this.state.path;
+    const follow = this.state.follow;
+    const scale = this.scale();
+    await Promise.all(
+      this.views.map(async (view) => {
+        const task = which === 'task' ? (follow && follow.trace === view.index ? follow.task : undefined) : null;
+        if (!which || task === undefined) {
+          view.path = null;
+          return;
+        }
+        let start = Math.max(scale.start, view.meta.start);
+        let end = Math.min(scale.end, view.meta.end);
+        if (end <= start) [start, end] = [view.meta.start, view.meta.end];
+        const key = `${which}|${task}|${start}|${end}`;
+        if (view.path && view.path.key === key) return;
+        const known = view.path && view.path.of === `${which}|${task}`;
+        if (!known) {
+          view.path = { loading: true, key, of: `${which}|${task}` };
+          this.panels.render();
+        }
+        try {
+          const answer = await this.source.path(view.index, task, start, end);
+          if (this.state.path === which) view.path = { ...answer, key, of: `${which}|${task}` };
+        } catch (error) {
+          view.path = { error: error.message, key, of: `${which}|${task}` };
+        }
+      }),
+    );
+    this.panels.render();
+    this.requestOverlay();
+  }
+
+  /** Shows the critical path of `which` ('command', 'task') or none (null). */
+  showPath(which) {
+    this.state.path = which;
+    this.root.querySelector('#path').value = which || '';
+    for (const view of this.views) view.path = null;
+    if (which) this.panels.show('path');
+    this.viewChanged();
+    this.panels.render();
   }
 
   async loadFollow() {
@@ -255,16 +306,20 @@ export class App {
   follow(trace, task) {
     this.state.follow = task === null ? null : { trace, task };
     this.state.incident = null;
+    if (this.state.path === 'task') for (const view of this.views) view.path = null;
     this.panels.show('task');
-    this.viewChanged();
+    // The followed task's state track comes or goes: the panels' layout changes.
+    this.resize();
     this.panels.render();
   }
 
   selectIncident(trace, incident) {
+    const followed = this.state.follow;
     this.state.incident = { trace, rank: incident.rank };
     this.state.follow = null;
     const length = Math.max(incident.end - incident.start, 1000);
     this.setWindow([incident.start - length / 2, incident.end + length / 2]);
+    if (followed) this.resize();
     this.panels.render();
   }
 
@@ -293,6 +348,7 @@ export class App {
     $('#socket').checked = this.state.socket;
     $('#rw').checked = this.state.rw;
     $('#queue').checked = this.state.queue;
+    $('#path').value = this.state.path || '';
     this.overlay.selection = this.state.selection;
   }
 
@@ -423,6 +479,7 @@ export class App {
     for (const [id, name] of [['#forked', 'forked'], ['#socket', 'socket'], ['#rw', 'rw'], ['#queue', 'queue']]) {
       $(id).addEventListener('change', (e) => this.setOption(name, e.target.checked));
     }
+    $('#path').addEventListener('change', (e) => this.showPath(e.target.value || null));
     $('#home').addEventListener('click', () => this.setWindow([...this.bounds]));
     for (const format of ['pdf', 'svg', 'png']) $(`#export-${format}`).addEventListener('click', () => this.exportView(format));
     $('#help-button').addEventListener('click', () => ($('#help').hidden = !$('#help').hidden));
@@ -574,7 +631,7 @@ export class App {
         this.state.follow = null;
         this.state.incident = null;
         this.select(null);
-        this.viewChanged();
+        this.resize();
       },
       '?': () => (this.root.querySelector('#help').hidden = !this.root.querySelector('#help').hidden),
     }[key];
@@ -584,7 +641,11 @@ export class App {
     }
   }
 
-  /** Hover: the run under the mouse (asked of the source), counts on the tracks. */
+  /**
+   * Hover: the run under the mouse or the followed task's state (asked of the source,
+   * with who held the CPU it waited for), counts on the tracks, and on a runqueue strip
+   * the tasks waiting there with who held the CPU (asked of the source after the counts).
+   */
   hover(at, event) {
     if (!at || !at.hit) {
       this.overlay.hover = null;
@@ -602,10 +663,24 @@ export class App {
       if (!this.hoverInFlight) this.askHover();
       return;
     }
+    if (hit.kind === 'state') {
+      const known = this.overlay.hover;
+      if (known && known.trace === view.index && known.state && known.state.task === hit.task && hit.t >= known.state.start && hit.t < known.state.end) {
+        this.tooltip.showState(view, known.state, event);
+        return;
+      }
+      this.pendingHover = { view, hit, event };
+      if (!this.hoverInFlight) this.askHover();
+      return;
+    }
     this.overlay.hover = null;
     if (hit.kind === 'marker') this.tooltip.showMarker(hit.marker, event);
     else if (hit.kind === 'rw') this.tooltip.showCounts(view, hit, view.valuesAt(hit.x), event);
-    else if (hit.kind === 'queue') this.tooltip.showQueue(view, hit, view.valuesAt(hit.x, hit.cpu), event);
+    else if (hit.kind === 'queue') {
+      this.tooltip.showQueue(view, hit, view.valuesAt(hit.x, hit.cpu), event);
+      this.pendingHover = { view, hit, event };
+      if (!this.hoverInFlight) this.askHover();
+    }
   }
 
   async askHover() {
@@ -616,15 +691,29 @@ export class App {
     const { view, hit, event } = ask;
     const span = this.scale().nsPerPx;
     try {
-      const run = await this.source.at(view.index, hit.cpu, hit.t, span);
-      if (!this.pendingHover) {
-        this.overlay.hover = run.found ? { trace: view.index, run } : null;
-        if (run.found) this.tooltip.showRun(view, run, event, this.state);
-        else this.tooltip.showIdle(view, hit, event);
-        this.requestOverlay();
+      if (hit.kind === 'row') {
+        const run = await this.source.at(view.index, hit.cpu, hit.t, span);
+        if (!this.pendingHover) {
+          this.overlay.hover = run.found ? { trace: view.index, run } : null;
+          if (run.found) this.tooltip.showRun(view, run, event, this.state);
+          else this.tooltip.showIdle(view, hit, event);
+          this.requestOverlay();
+        }
+      } else if (hit.kind === 'state') {
+        const state = await this.source.state(view.index, hit.task, hit.t, span);
+        if (!this.pendingHover) {
+          this.overlay.hover = state.found ? { trace: view.index, state } : null;
+          if (state.found) this.tooltip.showState(view, state, event);
+          else this.tooltip.hide();
+          this.requestOverlay();
+        }
+      } else if (hit.kind === 'queue') {
+        const queue = await this.source.queue(view.index, hit.cpu, hit.t, span);
+        if (!this.pendingHover) this.tooltip.showQueue(view, hit, view.valuesAt(hit.x, hit.cpu), event, queue);
       }
     } catch (error) {
-      this.tooltip.hide();
+      // A source without the detail (the report) keeps the counts the tiles gave.
+      if (hit.kind !== 'queue') this.tooltip.hide();
     }
     this.hoverInFlight = false;
     if (this.pendingHover) this.askHover();

@@ -1,9 +1,10 @@
 //# allFunctionsCalledOnLoad
 // The side panel (check's incidents, the selected range's statistics, the followed
-// task, the colour key with the Figure 9 legend) and the hover tooltip. Plain DOM.
+// task, the critical path with its sentence to quote, the colour key with the Figure 9
+// legend) and the hover tooltip. Plain DOM.
 
 import { count, cpuSet, duration, escapeHtml, exactTime, percent, placeText, ranges, seconds } from './format.js';
-import { HEAT_CSS } from './draw.js';
+import { HEAT_CSS, STATES, stateNamed } from './draw.js';
 
 const KIND_COLORS = {
   'work-conservation': '#d9480f',
@@ -17,8 +18,53 @@ const TABS = [
   ['incidents', 'Incidents'],
   ['selection', 'Selection'],
   ['task', 'Task'],
+  ['path', 'Path'],
   ['legend', 'Legend'],
 ];
+
+/** The critical path's causes, as `schedlens critical-path` names them, with their colours. */
+const CAUSES = [
+  ['running_ns', 'running', '#317d31'],
+  ['scheduler_ns', 'runnable, an allowed core idle (scheduler)', '#e62828'],
+  ['pinning_ns', 'runnable, only forbidden cores idle (pinning)', '#f08c00'],
+  ['contention_ns', 'runnable, every core busy (contention)', '#99ba36'],
+  ['other_task_ns', "on another program's task", '#7048e8'],
+  ['blocked_ns', 'blocked, no task waker (interrupt, timer, I/O)', '#bfc5cc'],
+  ['unknown_ns', 'unknown', '#e2e2e2'],
+];
+
+/** The swatches of the state track, as a key. */
+function stateKey() {
+  return STATES.map((s) => `<span class="state-swatch${s.hatch ? ' hatched' : ''}${s.line ? ' lined' : ''}" style="--fill:${s.css};--mark:${s.hatch || s.line || s.css}"></span>${escapeHtml(s.label)}`).join(' ');
+}
+
+/** Who held the CPU a wait waited for, as `latency --task` lists them (k: kernel thread). */
+function holdersHtml(wait, limit) {
+  if (!wait.heldBy.length) return '<span class="muted">nobody: the CPU idled or its state is unknown</span>';
+  const rows = wait.heldBy
+    .slice(0, limit)
+    .map((h) => `<tr><td class="k">${h.kernelThread ? 'k' : ''}</td><td>${escapeHtml(h.comm)}:${h.pid}</td><td>${duration(h.held)}</td></tr>`)
+    .join('');
+  const more = wait.holderCount > limit ? `<tr><td></td><td colspan="2" class="muted">…and ${wait.holderCount - limit} more</td></tr>` : '';
+  return `<table class="holders">${rows}${more}</table>`;
+}
+
+/** A wait on one line: how long, where, and its three longest holders. */
+function waitLine(wait) {
+  const why = { wakeup: 'woken', newtask: 'new task', preempted: 'preempted' }[wait.cause] || wait.cause;
+  const where = wait.cpus.length ? ` on CPU ${ranges(wait.cpus)}` : '';
+  const held = wait.heldBy.slice(0, 3).map((h) => `${h.kernelThread ? '<b class="k">k</b> ' : ''}${escapeHtml(h.comm)}:${h.pid} ${duration(h.held)}`);
+  if (wait.holderCount > 3) held.push(`+${wait.holderCount - 3} more`);
+  return `waited ${duration(wait.end - wait.start)}${where} (${why}); ${held.length ? `who held the CPU: ${held.join(', ')}` : 'nobody held the CPU'}`;
+}
+
+/** A wait, where, and who held the CPU meanwhile. */
+function waitHtml(wait) {
+  const why = { wakeup: 'after a wakeup', newtask: 'as a new task', preempted: 'after a preemption' }[wait.cause] || wait.cause;
+  const where = wait.cpus.length ? ` on CPU ${ranges(wait.cpus)}` : '';
+  const ended = wait.ran ? '' : ' (its end is unknown: lost events, an unrecorded switch or the trace’s end)';
+  return `<div>waited ${duration(wait.end - wait.start)}${where}, ${why}${ended}; who held the CPU meanwhile <span class="muted">(k: kernel thread)</span>:</div>${holdersHtml(wait, 5)}`;
+}
 
 export class Panels {
   constructor(app, element) {
@@ -105,7 +151,7 @@ export class Panels {
 
   render() {
     for (const button of this.element.querySelectorAll('nav button')) button.classList.toggle('active', button.dataset.tab === this.tab);
-    const html = { incidents: () => this.incidentsHtml(), selection: () => this.selectionHtml(), task: () => this.taskHtml(), legend: () => this.legendHtml() }[this.tab]();
+    const html = { incidents: () => this.incidentsHtml(), selection: () => this.selectionHtml(), task: () => this.taskHtml(), path: () => this.pathHtml(), legend: () => this.legendHtml() }[this.tab]();
     const message = this.message ? `<p class="error">${escapeHtml(this.message)}</p>` : '';
     this.body.innerHTML = message + html;
     this.message = null;
@@ -200,8 +246,43 @@ export class Panels {
         <tr><th>migrations</th><td>${count(t.migrations)}; ${t.moves.length} moves in the window</td></tr>
         ${t.exit !== null ? `<tr><th>exit</th><td>${seconds(t.exit, 1e3)} s</td></tr>` : ''}
       </table>
+      <p class="key">Its state track, under the timeline (hover: the state, its start and length; who held the CPU it waited for): ${stateKey()}</p>
+      <p><button data-action="task-path">Its critical path</button></p>
       <h4>Wakeups in the window (${t.wakeupsInRange})</h4><ul class="wakeups">${wakeups || '<li class="muted">none</li>'}</ul>${more}
       <p class="key"><span class="k-arrow"></span> move to another CPU <span class="k-dash"></span> wakeup, from the waker's CPU</p>`;
+  }
+
+  /** The critical path: the sentence to quote, the breakdown, the largest stretches of scheduler cost. */
+  pathHtml() {
+    const which = this.app.state.path;
+    if (!which) return '<p class="muted">Choose a critical path above (of the traced command, or of the followed task, as <code>schedlens critical-path</code> walks it): where the wall time went and how much of it the scheduler cost at most; its hops are drawn as arrows, its stretches of scheduler cost boxed in red.</p>';
+    return this.app.views
+      .map((view) => {
+        const title = this.app.views.length > 1 ? `<h3>${escapeHtml(view.meta.name)}</h3>` : '';
+        const p = view.path;
+        if (!p) return `${title}<p class="muted">${which === 'task' ? 'Follow a task (click a run) for its critical path.' : 'No path.'}</p>`;
+        if (p.loading) return `${title}<p class="muted">Walking the critical path…</p>`;
+        if (p.error) return `${title}<p class="error">${escapeHtml(p.error)}</p>`;
+        const wall = p.end - p.start;
+        const rows = CAUSES.map(([key, name, color]) => `<tr><td><span class="swatch" style="background:${color}"></span>${name}</td><td>${duration(p.breakdown[key])}</td><td>${percent(p.breakdown[key], wall)}</td></tr>`).join('');
+        const bar = CAUSES.map(([key, , color]) => `<span style="background:${color};width:${((100 * p.breakdown[key]) / Math.max(1, wall)).toFixed(2)}%"></span>`).join('');
+        const top = p.top
+          .map((c) => {
+            const waited = c.waitedOn !== null ? ` on CPU ${c.waitedOn}'s runqueue` : '';
+            const idle = c.idleCpu !== null ? ` while CPU ${c.idleCpu} idled` : '';
+            return `<li data-action="zoom-range" data-start="${c.start}" data-end="${c.end}"><span class="when">${seconds(c.start, 1e3)} s</span> <b>${duration(c.scheduler)}</b>: ${escapeHtml(c.comm)}:${c.pid} waited${waited}${idle}</li>`;
+          })
+          .join('');
+        const sampled = p.hopsInRange > p.hops.length ? ` (${p.hops.length} of them drawn)` : '';
+        const what = p.target === 'command' ? 'the traced command' : 'the task';
+        return `${title}<blockquote class="quote">${escapeHtml(p.sentence)}</blockquote>
+          <p class="muted">Critical path of ${what} ${escapeHtml(p.task.comm)}:${p.task.pid}, ${seconds(p.start, 1e3)}–${seconds(p.end, 1e3)} s: ${count(p.hopCount)} hops, ${count(p.hopsInRange)} in the window${sampled}; allowed CPUs ${p.affinity}.</p>
+          <div class="breakdown-bar">${bar}</div>
+          <table class="stats path">${rows}</table>
+          <h4>Largest stretches of scheduler cost</h4>${top ? `<ol class="costs">${top}</ol>` : '<p class="muted">none</p>'}
+          <p class="key"><span class="k-hop"></span> hop: the waker woke the next task on the path <span class="k-cost"></span> scheduler cost, on the runqueue's CPU</p>`;
+      })
+      .join('');
   }
 
   legendHtml() {
@@ -238,6 +319,8 @@ export class Panels {
       <li><span class="swatch" style="background:rgb(255,214,150)"></span>a task waits while a core idles</li>
       <li>runqueue length: ${heat}</li>
       <li><span class="line marker"></span>trace marker (trace_marker text)</li>
+      <li>a followed task's state: ${stateKey()}</li>
+      <li><span class="k-hop"></span> critical path hop <span class="k-cost"></span> its scheduler cost</li>
     </ul>${table}`;
   }
 
@@ -257,6 +340,12 @@ export class Panels {
     if (action === 'zoom-selection') app.zoomToSelection();
     if (action === 'clear-selection') app.select(null);
     if (action === 'unfollow') app.follow(0, null);
+    if (action === 'task-path') app.showPath('task');
+    if (action === 'zoom-range') {
+      const [start, end] = [Number(target.dataset.start), Number(target.dataset.end)];
+      const margin = Math.max(end - start, 1000) * 2;
+      app.setWindow([start - margin, end + margin]);
+    }
     if (action === 'follow') app.follow(Number(target.dataset.trace), Number(target.dataset.task));
   }
 }
@@ -365,9 +454,31 @@ export class Tooltip {
     this.show(`<b>${range(values.running)}</b> running, <b>${range(values.total)}</b> running + waiting of ${view.meta.cpus} cores${wasted}<br><span class="muted">${exactTime(hit.t)}</span>`, event);
   }
 
-  showQueue(view, hit, values, event) {
+  /** A runqueue strip: its length from the tiles; with `queue` (/api/queue) the waits there and who held the CPU. */
+  showQueue(view, hit, values, event, queue) {
     const length = values && values.queue !== undefined ? values.queue : '…';
-    this.show(`<b>CPU ${hit.cpu}</b>: up to ${length} task${length === 1 ? '' : 's'} running or waiting here<br><span class="muted">${exactTime(hit.t)}</span>`, event);
+    let waits = '';
+    if (queue) {
+      const shown = queue.waiting.slice(0, 4);
+      const items = shown.map((w) => `<li><b>${escapeHtml(w.task.comm)}</b>:${w.task.pid} ${waitLine(w.wait)}</li>`).join('');
+      const more = queue.waitingCount > shown.length ? `<div class="muted">…and ${queue.waitingCount - shown.length} more waits (k: kernel thread)</div>` : '<div class="muted">k: kernel thread</div>';
+      waits = items ? `<ul class="queued">${items}</ul>${more}` : '<div class="muted">no task waited here</div>';
+    }
+    this.show(`<b>CPU ${hit.cpu}</b>: up to ${length} task${length === 1 ? '' : 's'} running or waiting here${waits}<span class="muted">${exactTime(hit.t)}</span>`, event);
+  }
+
+  /** The followed task's state under the mouse; a runnable one with who held the CPU it waited for. */
+  showState(view, state, event) {
+    const look = stateNamed(state.state);
+    const wait = state.wait ? waitHtml(state.wait) : '';
+    this.show(
+      `<div class="tip-head"><span class="state-swatch${look.hatch ? ' hatched' : ''}${look.line ? ' lined' : ''}" style="--fill:${look.css};--mark:${look.hatch || look.line || look.css}"></span><b>${escapeHtml(look.label)}</b></div>
+       <table>
+         <tr><th>start</th><td>${exactTime(state.start)}</td></tr>
+         <tr><th>for</th><td>${duration(state.end - state.start)}</td></tr>
+       </table>${wait}`,
+      event,
+    );
   }
 
   showMarker(marker, event) {

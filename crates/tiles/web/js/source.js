@@ -4,9 +4,13 @@
 //   meta()                              traces, CPUs, row orders, tile geometry
 //   tile(trace, spec)                   a decoded tile (see tile-format.js);
 //                                       spec = {level, index, columns, layers, color,
-//                                               target, forked, tasks}
+//                                               target, forked, tasks}; layers 's' are
+//                                               the states of tasks[0]
 //   at(trace, cpu, t, span)             the run under the mouse
 //   task(trace, task, start, end)       a followed task: totals, moves, wakeups
+//   state(trace, task, t, span)         its state under the mouse, who held the CPU it waited for
+//   queue(trace, cpu, t, span)          the waits in a runqueue under the mouse, who held the CPU
+//   path(trace, task, start, end)       the critical path of the traced command (task null) or a task
 //   stats(trace, start, end, forked)    a range's statistics per command and CPU
 //   incidents(trace)                    check's incidents ({status: 'computing'} until ready)
 //   markers(trace, start, end, limit)   trace markers in a range
@@ -99,7 +103,7 @@ export class ServerSource {
       params.color = spec.color;
       if (spec.color === 'target') params.target = spec.target;
     }
-    if (spec.layers.includes('h')) params.tasks = spec.tasks;
+    if (/[hs]/.test(spec.layers)) params.tasks = spec.tasks;
     return new Promise((resolve, reject) => {
       this.batch ||= [];
       this.batch.push({ query: this.query(params), resolve, reject });
@@ -132,6 +136,18 @@ export class ServerSource {
 
   task(trace, task, start, end) {
     return this.json('/api/task', { trace, task, start: Math.round(start), end: Math.round(end) });
+  }
+
+  state(trace, task, t, span) {
+    return this.json('/api/state', { trace, task, t: Math.round(t), span: Math.max(1, Math.round(span)) });
+  }
+
+  queue(trace, cpu, t, span) {
+    return this.json('/api/queue', { trace, cpu, t: Math.round(t), span: Math.max(1, Math.round(span)) });
+  }
+
+  path(trace, task, start, end) {
+    return this.json('/api/path', { trace, task: task ?? undefined, start: Math.round(start), end: Math.round(end) });
   }
 
   stats(trace, start, end, forked) {

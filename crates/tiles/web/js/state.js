@@ -1,10 +1,10 @@
 //# allFunctionsCalledOnLoad
 // The view's state, and its form in the URL's fragment, so a link reproduces what one
 // sees: the window, the colouring and filters, which tracks are shown, the followed
-// task, the selected range and incident.
+// task, the critical path shown, the selected range and incident.
 //
 //   #w=START,END&c=pid|command|target&tg=PREFIX&fk=1&so=1&rw=0&q=0&f=TRACE.TASK
-//    &sel=START,END&inc=TRACE.RANK        (times: integer ns from each trace's origin)
+//    &cp=command|task&sel=START,END&inc=TRACE.RANK  (times: integer ns from each trace's origin)
 
 export const DEFAULTS = Object.freeze({
   window: null,
@@ -15,6 +15,7 @@ export const DEFAULTS = Object.freeze({
   rw: true,
   queue: true,
   follow: null,
+  path: null, // the critical path drawn: null, 'command' or 'task' (the followed task's)
   selection: null,
   incident: null,
 });
@@ -45,6 +46,7 @@ export function parseState(hash, defaults = DEFAULTS) {
   flag('q', 'queue');
   const follow = params.has('f') ? pair(params.get('f')) : null;
   if (follow) state.follow = { trace: follow[0], task: follow[1] };
+  if (['command', 'task'].includes(params.get('cp'))) state.path = params.get('cp');
   if (params.has('sel')) state.selection = range(params.get('sel'));
   const incident = params.has('inc') ? pair(params.get('inc')) : null;
   if (incident) state.incident = { trace: incident[0], rank: incident[1] };
@@ -62,6 +64,7 @@ export function formatState(state, defaults = DEFAULTS) {
     if (state[name] !== defaults[name]) add(key, state[name] ? '1' : '0');
   }
   if (state.follow) add('f', `${state.follow.trace}.${state.follow.task}`);
+  if (state.path) add('cp', state.path);
   if (state.selection) add('sel', state.selection.map(Math.round).join(','));
   if (state.incident) add('inc', `${state.incident.trace}.${state.incident.rank}`);
   return parts.length ? `#${parts.join('&').replace(/%2C/g, ',')}` : '';

@@ -1,19 +1,20 @@
 //# allFunctionsCalledOnLoad
 // Decodes the binary tiles the server computes (crates/view/src/tiles.rs documents the
 // layout) into typed arrays ready to paint: per row and column a colour, the
-// running/waiting extents per column, runqueue lengths, highlighted columns. A tile
-// holds pixels' worth of data, never per-event objects.
+// running/waiting extents per column, runqueue lengths, highlighted columns, a followed
+// task's state per column. A tile holds pixels' worth of data, never per-event objects.
 
 const MAGIC = 0x31544c53; // "SLT1" read as a little-endian u32
 
-export const LAYER = Object.freeze({ timeline: 1, runningWaiting: 2, runqueue: 4, highlight: 8 });
+export const LAYER = Object.freeze({ timeline: 1, runningWaiting: 2, runqueue: 4, highlight: 8, states: 16 });
 
 /**
  * @returns {{columns:number, rows:number, bytes:number,
  *   colors: Uint32Array|null,   // rows × columns, 0xAABBGGRR (ImageData order), 0 = background
  *   rw: {running: Uint16Array, total: Uint16Array, wasted: Float32Array}|null, // 4 values per column: first, min, max, last
  *   queue: Uint8Array|null,     // rows × columns
- *   highlight: Uint8Array|null} // rows × columns, 1 where a highlighted task ran
+ *   highlight: Uint8Array|null, // rows × columns, 1 where a highlighted task ran
+ *   states: Uint8Array|null}    // columns: the followed task's state (0 none, else 1 + its place in STATES, draw.js)
  */
 export function decodeTile(buffer, offset = 0, length = buffer.byteLength - offset) {
   const view = new DataView(buffer, offset, length);
@@ -38,7 +39,7 @@ export function decodeTile(buffer, offset = 0, length = buffer.byteLength - offs
   const rows = u32();
   const layers = u32();
   if (columns === 0 || columns > 65535 || rows > 65535) throw new Error('tile size out of range');
-  const tile = { columns, rows, bytes: 0, colors: null, rw: null, queue: null, highlight: null };
+  const tile = { columns, rows, bytes: 0, colors: null, rw: null, queue: null, highlight: null, states: null };
   if (layers & LAYER.timeline) {
     const colors = new Uint32Array(rows * columns);
     for (let row = 0; row < rows; row++) {
@@ -88,10 +89,16 @@ export function decodeTile(buffer, offset = 0, length = buffer.byteLength - offs
     }
     tile.highlight = marks;
   }
+  if (layers & LAYER.states) {
+    need(columns);
+    tile.states = new Uint8Array(buffer.slice(offset + at, offset + at + columns));
+    at += columns;
+  }
   tile.bytes =
     (tile.colors ? tile.colors.byteLength : 0) +
     (tile.rw ? columns * 20 : 0) +
     (tile.queue ? tile.queue.byteLength : 0) +
-    (tile.highlight ? tile.highlight.byteLength : 0);
+    (tile.highlight ? tile.highlight.byteLength : 0) +
+    (tile.states ? tile.states.byteLength : 0);
   return tile;
 }

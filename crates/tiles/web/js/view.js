@@ -1,12 +1,14 @@
 //# allFunctionsCalledOnLoad
-// One trace's panel: its per-core timeline, running/waiting track and runqueue strip,
-// one below the other on the shared time axis, with markers, the followed task's moves
-// and wakeups, the selection and the cursor on an overlay. It asks the tile store for
+// One trace's panel: its per-core timeline, a followed task's state track,
+// running/waiting track and runqueue strip, one below the other on the shared time axis,
+// with markers, the followed task's moves and wakeups, the critical path (its hops as
+// arrows, its stretches of scheduler cost boxed), the selection and the cursor on an
+// overlay. It asks the tile store for
 // the tiles its view needs and paints whatever is there (a coarser or finer tile stands
 // in while the right one loads).
 
 import { tileKey } from './source.js';
-import { COLORS, HEAT, RUN, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
+import { COLORS, HEAT, RUN, dim, packColor, paintQueue, paintStates, paintTimeline, runningWaitingColumns, sampleColumns, paintRunningWaiting } from './draw.js';
 import { levelFor, tileIndices, tileSpan } from './timescale.js';
 import { escapeHtml, rowLabelPlan } from './format.js';
 
@@ -52,6 +54,35 @@ function unchanged(band, scale, rows, sample) {
 export const GUTTER_RIGHT = 34;
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 const MARKER = '#7a3cc8';
+/** The state track's height (CSS px). */
+const STATE_TRACK = 14;
+/** The critical path's colours: its hops (arrows) and its stretches of scheduler cost. */
+export const PATH_COLORS = Object.freeze({ hop: 'rgba(214, 0, 120, 0.95)', cost: 'rgba(235, 40, 40, 0.30)', costEdge: 'rgba(200, 0, 0, 0.95)' });
+
+/**
+ * An arrow from (x1, y1) to (x2, y2): a curve leaving and reaching rows horizontally,
+ * its head at the end.
+ */
+function arrow(ctx, x1, y1, x2, y2, color, { dashed = false, width = 1.6 } = {}) {
+  ctx.strokeStyle = color;
+  ctx.fillStyle = color;
+  ctx.lineWidth = width;
+  ctx.setLineDash(dashed ? [4, 3] : []);
+  const bend = Math.min(40, Math.abs(y2 - y1) / 3 + 8);
+  ctx.beginPath();
+  ctx.moveTo(x1, y1);
+  ctx.bezierCurveTo(x1 + bend, y1, x2 - bend, y2, x2, y2);
+  ctx.stroke();
+  ctx.setLineDash([]);
+  const angle = Math.atan2(y2 - y1, Math.max(1, x2 - x1) * 0.3);
+  const head = 6;
+  ctx.beginPath();
+  ctx.moveTo(x2, y2);
+  ctx.lineTo(x2 - head * Math.cos(angle - 0.45), y2 - head * Math.sin(angle - 0.45));
+  ctx.lineTo(x2 - head * Math.cos(angle + 0.45), y2 - head * Math.sin(angle + 0.45));
+  ctx.closePath();
+  ctx.fill();
+}
 
 /** Row heights (CSS px) that suit a number of CPUs. */
 export function rowHeights(cpus) {
@@ -71,6 +102,7 @@ export class TraceView {
     this.markers = [];
     this.markerInfo = null;
     this.task = null; // the followed task's details (moves, wakeups)
+    this.path = null; // the critical path shown: /api/path's answer for the window, {loading}, or {error}
     this.section = document.createElement('section');
     this.section.className = 'trace';
     this.section.dataset.trace = String(index);
@@ -100,17 +132,26 @@ export class TraceView {
     return state.socket && this.meta.rowsBySocket ? this.meta.rowsBySocket : this.meta.rowsByNumber;
   }
 
+  /** The task followed in this trace whose state track is drawn, or null. */
+  stateTask() {
+    const follow = this.app.state.follow;
+    const can = this.app.source.followsTasks !== false;
+    return can && follow && follow.trace === this.index ? follow.task : null;
+  }
+
   /** The panel's geometry in CSS px. */
   layout(width) {
     const state = this.app.state;
     const rows = this.rows().length;
     const timeline = { top: 4, height: rows * this.heights.row };
     let y = timeline.top + timeline.height;
+    const states = this.stateTask() !== null ? { top: y + 4, height: STATE_TRACK } : null;
+    if (states) y = states.top + states.height;
     const rw = state.rw ? { top: y + 8, height: 78 } : null;
     if (rw) y = rw.top + rw.height;
     const queue = state.queue ? { top: y + 6, height: rows * this.heights.strip } : null;
     if (queue) y = queue.top + queue.height;
-    return { width, height: y + 6, x0: GUTTER_LEFT, plotWidth: Math.max(10, width - GUTTER_LEFT - GUTTER_RIGHT), timeline, rw, queue };
+    return { width, height: y + 6, x0: GUTTER_LEFT, plotWidth: Math.max(10, width - GUTTER_LEFT - GUTTER_RIGHT), timeline, states, rw, queue };
   }
 
   resize(width) {
@@ -160,6 +201,8 @@ export class TraceView {
     if (state.rw || state.queue) specs.push({ ...common, layers: 'rq' });
     const tasks = this.highlightedTasks();
     if (tasks.length) specs.push({ ...common, layers: 'h', tasks });
+    const followed = this.stateTask();
+    if (followed !== null) specs.push({ level, columns, forked: false, layers: 's', tasks: [followed] });
     return specs;
   }
 
@@ -271,6 +314,15 @@ export class TraceView {
         this.rwKept = { painted: { scale, rows, sample }, width: plotPx, columns: rwColumns };
       }
     }
+    const stSpec = specs.find((s) => s.layers === 's');
+    if (stSpec && g.states) {
+      const sample = sampleColumns(plotPx, scale.start, nsPerDevPx, this.finder(stSpec));
+      const trackPx = Math.round(g.states.height * dpr);
+      const band = this.band('states', ctx, plotPx, trackPx);
+      paintStates(band.pixels, plotPx, { x0: 0, top: 0, width: plotPx, rowPx: trackPx }, sample);
+      ctx.putImageData(band.image, x0, Math.round(g.states.top * dpr));
+      clock.lap('states');
+    }
     this.sampled = { timeline: timelineSample, rw: rwColumns, plotPx, nsPerDevPx };
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     clock.lap('rwColumns');
@@ -351,6 +403,7 @@ export class TraceView {
     ctx.lineWidth = 1;
     const frame = (area) => ctx.strokeRect(g.x0 - 0.5, area.top - 0.5, g.plotWidth + 1, area.height + 1);
     frame(g.timeline);
+    if (g.states) frame(g.states);
     if (g.rw) frame(g.rw);
     if (g.queue) frame(g.queue);
     ctx.font = FONT;
@@ -408,6 +461,12 @@ export class TraceView {
     ctx.fillStyle = COLORS.ink;
     ctx.fillText('CPU', 0, 0);
     ctx.restore();
+    if (g.states) {
+      ctx.font = FONT;
+      ctx.textAlign = 'right';
+      ctx.fillStyle = COLORS.ink;
+      ctx.fillText('state', g.x0 - 6, g.states.top + g.states.height / 2);
+    }
     if (g.queue) {
       ctx.save();
       ctx.translate(12, g.queue.top + g.queue.height / 2);
@@ -482,6 +541,7 @@ export class TraceView {
       if (marker && y < tl.top + 16) return { kind: 'marker', marker, t };
       return i >= 0 && i < rows.length ? { kind: 'row', cpu: rows[i].cpu, row: i, t, x } : null;
     }
+    if (g.states && y >= g.states.top && y < g.states.top + g.states.height) return { kind: 'state', task: this.stateTask(), t, x };
     if (g.rw && y >= g.rw.top && y < g.rw.top + g.rw.height) return { kind: 'rw', t, x };
     if (g.queue && y >= g.queue.top && y < g.queue.top + g.queue.height) {
       const i = Math.floor((y - g.queue.top) / this.heights.strip);
@@ -573,7 +633,16 @@ export class TraceView {
       }
     }
     this.drawFollow(ctx, xOf);
+    // The path on top: a hop into the followed task is also one of its wakeups.
+    this.drawPath(ctx, xOf);
     const hover = overlay.hover;
+    if (hover && hover.trace === this.index && hover.state && g.states) {
+      const a = Math.max(g.x0 - 2, xOf(hover.state.start));
+      const b = Math.min(g.x0 + g.plotWidth + 2, xOf(hover.state.end));
+      ctx.strokeStyle = '#000';
+      ctx.lineWidth = 1.5;
+      ctx.strokeRect(a - 1, g.states.top - 1, Math.max(2, b - a) + 2, g.states.height + 2);
+    }
     if (hover && hover.trace === this.index && hover.run) {
       const y = this.rowCenter(hover.run.cpu);
       if (y !== null) {
@@ -596,30 +665,43 @@ export class TraceView {
     ctx.restore();
   }
 
+  /**
+   * The critical path shown: its stretches of scheduler cost boxed on the row of the CPU
+   * whose runqueue the task waited on, its hops as arrows from the CPU the waker woke the
+   * next task from to where that task then ran.
+   */
+  drawPath(ctx, xOf) {
+    const path = this.path;
+    if (!this.app.state.path || !path || !path.hops) return;
+    const rowH = this.heights.row;
+    ctx.lineWidth = 1.5;
+    for (const cost of path.costs) {
+      const y = cost.waitedOn !== null ? this.rowCenter(cost.waitedOn) : null;
+      if (y === null) continue;
+      const a = xOf(cost.start);
+      const w = Math.max(2, xOf(cost.end) - a);
+      ctx.fillStyle = PATH_COLORS.cost;
+      ctx.fillRect(a, y - rowH / 2, w, rowH);
+      ctx.strokeStyle = PATH_COLORS.costEdge;
+      ctx.strokeRect(a, y - rowH / 2 + 0.75, w, rowH - 1.5);
+    }
+    for (const hop of path.hops) {
+      if (hop.fromCpu === null || !hop.ran) continue;
+      const y1 = this.rowCenter(hop.fromCpu);
+      const y2 = this.rowCenter(hop.ran.cpu);
+      if (y1 === null || y2 === null) continue;
+      const x1 = xOf(hop.start);
+      arrow(ctx, x1, y1, xOf(hop.ran.t), y2, PATH_COLORS.hop, { width: 2 });
+      ctx.beginPath();
+      ctx.arc(x1, y1, 3, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+  }
+
   /** The followed task's moves between CPUs (arrows) and wakeups (dashed, from the waker). */
   drawFollow(ctx, xOf) {
     const follow = this.app.state.follow;
     if (!follow || follow.trace !== this.index || !this.task || this.task.task !== follow.task) return;
-    const arrow = (x1, y1, x2, y2, color, dashed) => {
-      ctx.strokeStyle = color;
-      ctx.fillStyle = color;
-      ctx.lineWidth = 1.6;
-      ctx.setLineDash(dashed ? [4, 3] : []);
-      const bend = Math.min(40, Math.abs(y2 - y1) / 3 + 8);
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.bezierCurveTo(x1 + bend, y1, x2 - bend, y2, x2, y2);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      const angle = Math.atan2(y2 - y1, Math.max(1, x2 - x1) * 0.3);
-      const head = 6;
-      ctx.beginPath();
-      ctx.moveTo(x2, y2);
-      ctx.lineTo(x2 - head * Math.cos(angle - 0.45) , y2 - head * Math.sin(angle - 0.45));
-      ctx.lineTo(x2 - head * Math.cos(angle + 0.45), y2 - head * Math.sin(angle + 0.45));
-      ctx.closePath();
-      ctx.fill();
-    };
     const limit = 400;
     for (const wakeup of this.task.wakeups.slice(0, limit)) {
       if (wakeup.wakerCpu === null || !wakeup.ran) continue;
@@ -627,7 +709,7 @@ export class TraceView {
       const y2 = this.rowCenter(wakeup.ran.cpu);
       if (y1 === null || y2 === null) continue;
       const x1 = xOf(wakeup.t);
-      arrow(x1, y1, xOf(wakeup.ran.t), y2, 'rgba(0, 110, 190, 0.9)', true);
+      arrow(ctx, x1, y1, xOf(wakeup.ran.t), y2, 'rgba(0, 110, 190, 0.9)', { dashed: true });
       ctx.beginPath();
       ctx.arc(x1, y1, 2.5, 0, 2 * Math.PI);
       ctx.fill();
@@ -636,7 +718,7 @@ export class TraceView {
       const y1 = this.rowCenter(move.from);
       const y2 = this.rowCenter(move.to);
       if (y1 === null || y2 === null) continue;
-      arrow(xOf(move.left), y1, xOf(move.arrived), y2, 'rgba(20, 20, 20, 0.9)', false);
+      arrow(ctx, xOf(move.left), y1, xOf(move.arrived), y2, 'rgba(20, 20, 20, 0.9)');
     }
   }
 

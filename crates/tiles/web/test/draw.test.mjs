@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COLORS, HEAT, dim, packColor, paintQueue, paintTimeline, runningWaitingColumns, sampleColumns } from '../js/draw.js';
+import { COLORS, HEAT, STATES, dim, packColor, paintQueue, paintStates, paintTimeline, runningWaitingColumns, sampleColumns, stateNamed } from '../js/draw.js';
 
 const RED = packColor('#ff0000');
 const BLUE = packColor('#0000ff');
@@ -75,4 +75,27 @@ test('a runqueue strip shows the longest queue of the columns each pixel covers'
   assert.deepEqual(at(3, 13), [HEAT[3], HEAT[3], HEAT[2]], 'pixels over two or three columns');
   assert.deepEqual(at(1, 40), [HEAT[3]], 'a pixel over every column');
   assert.deepEqual(at(5, 10).slice(4), [COLORS.missing], 'no tile: missing');
+});
+
+test('the state track: each pixel the state of its column, in Perfetto\'s colours', () => {
+  // 4 columns of 10 ns: no state yet, running, runnable after a preemption, sleeping.
+  const t = { columns: 4, rows: 1, states: new Uint8Array([0, 1, 3, 4]) };
+  const width = 8;
+  const rowPx = 5;
+  const pixels = new Uint32Array(width * rowPx).fill(COLORS.background);
+  paintStates(pixels, width, { x0: 0, top: 0, width, rowPx }, sampleColumns(width, 0, 5, finder(t)));
+  const at = (x, y) => pixels[y * width + x];
+  assert.equal(at(0, 0), COLORS.background, 'before the task was seen: blank');
+  assert.equal(at(2, 0), packColor('#317d31'), 'running: dark green');
+  assert.equal(at(3, 4), packColor('#317d31'));
+  assert.equal(at(5, 0), packColor('#99ba36'), 'runnable: lime');
+  assert.equal(at(4, 0), packColor('#6e8f12'), 'preempted: hatched');
+  assert.equal(at(6, 2), packColor('#a8a8a8'), 'sleeping: a line across the middle');
+  assert.equal(at(6, 0), COLORS.background);
+  const missing = new Uint32Array(width * rowPx);
+  paintStates(missing, width, { x0: 0, top: 0, width, rowPx }, sampleColumns(width, 40, 5, finder(t)));
+  assert.equal(missing[0], COLORS.missing, 'no tile: missing');
+  assert.equal(STATES.length, 7);
+  assert.equal(stateNamed('uninterruptible').css, '#ff9900');
+  assert.equal(stateNamed('what').name, 'unknown');
 });

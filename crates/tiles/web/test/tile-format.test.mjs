@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { decodeTile } from '../js/tile-format.js';
 
 /** Builds a tile as crates/tiles/src/tile.rs writes it. */
-export function encodeTile({ columns, rows, timeline, rw, queue, highlight }) {
+export function encodeTile({ columns, rows, timeline, rw, queue, highlight, states }) {
   const bytes = [];
   const u32 = (v) => bytes.push(v & 255, (v >> 8) & 255, (v >> 16) & 255, (v >>> 24) & 255);
   const u16 = (v) => bytes.push(v & 255, (v >> 8) & 255);
   for (const c of 'SLT1') bytes.push(c.charCodeAt(0));
   u32(columns);
   u32(rows);
-  u32((timeline ? 1 : 0) | (rw ? 2 : 0) | (queue ? 4 : 0) | (highlight ? 8 : 0));
+  u32((timeline ? 1 : 0) | (rw ? 2 : 0) | (queue ? 4 : 0) | (highlight ? 8 : 0) | (states ? 16 : 0));
   for (const spans of timeline || []) {
     u32(spans.length);
     for (const [x0, x1, [r, g, b]] of spans) {
@@ -31,6 +31,7 @@ export function encodeTile({ columns, rows, timeline, rw, queue, highlight }) {
       u16(x1);
     }
   }
+  bytes.push(...(states || []));
   return new Uint8Array(bytes).buffer;
 }
 
@@ -42,6 +43,7 @@ test('every layer decodes', () => {
     rw: [0, 1, 2, 3].map((c) => ({ running: [c, c, c + 1, c], total: [c, c, c + 2, c + 1], wasted: c / 4 })),
     queue: [[0, 1, 2, 3], [4, 5, 6, 255]],
     highlight: [[[1, 3]], []],
+    states: [0, 1, 4, 7],
   });
   const tile = decodeTile(buffer);
   assert.equal(tile.columns, 4);
@@ -53,6 +55,7 @@ test('every layer decodes', () => {
   assert.ok(Math.abs(tile.rw.wasted[3] - 0.75) < 1e-4);
   assert.deepEqual([...tile.queue], [0, 1, 2, 3, 4, 5, 6, 255]);
   assert.deepEqual([...tile.highlight], [0, 1, 1, 0, 0, 0, 0, 0]);
+  assert.deepEqual([...tile.states], [0, 1, 4, 7]);
   assert.ok(tile.bytes > 0);
 });
 
@@ -62,4 +65,6 @@ test('damaged tiles are refused, not misread', () => {
   const bad = new Uint8Array(good.slice(0));
   bad[0] = 0;
   assert.throws(() => decodeTile(bad.buffer), /not a tile/);
+  const states = encodeTile({ columns: 4, rows: 1, states: [1, 1, 2, 2] });
+  assert.throws(() => decodeTile(states.slice(0, states.byteLength - 1)), /truncated/);
 });

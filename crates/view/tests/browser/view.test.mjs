@@ -419,3 +419,110 @@ describe('64 CPUs on 4 NUMA nodes in socket order', { skip }, () => {
     await page.close();
   });
 });
+
+describe('the profiler: a followed task\'s states, the critical path, who held the CPU', { skip }, () => {
+  let browser;
+  let server;
+  let path; // the traced command's critical path, as the server gives it
+  let hop; // a hop of it whose woken task waited while others held its CPU
+  let waited; // that task's state just before it ran: runnable, with who held the CPU
+  let ran; // its state once it ran
+
+  before(async () => {
+    browser = await Browser.launch(chromium);
+    server = await serve(['hackbench-v7zstd.dat']);
+    path = await api(server.url, '/api/path?trace=0');
+    for (const h of path.hops) {
+      if (h.fromCpu === null || !h.ran) continue;
+      const state = await api(server.url, `/api/state?trace=0&task=${h.task.task}&t=${h.ran.t - 1}&span=1`);
+      if (state.found && state.wait && state.wait.heldBy.length && state.end - state.start > 1000000) {
+        [hop, waited] = [h, state];
+        break;
+      }
+    }
+    ran = await api(server.url, `/api/state?trace=0&task=${hop.task.task}&t=${hop.ran.t + 1}&span=1`);
+  });
+
+  after(async () => {
+    await server?.stop();
+    await browser?.close();
+  });
+
+  /** A pixel of the state track (device px of the base canvas) at time t, two rows below its top. */
+  async function statePixel(page, t) {
+    const [x, y] = await page.evaluate(`(() => {
+      const app = window.schedlens, view = app.views[0], g = view.geometry;
+      return [Math.floor((g.x0 + app.scale().x(${t})) * view.dpr), Math.round(g.states.top * view.dpr) + 2];
+    })()`);
+    return hex(await pixel(page, 0, x, y));
+  }
+
+  test('following a task draws its state track in Perfetto\'s colours, its path as arrows, the sentence to quote', async () => {
+    assert.ok(hop, 'a hop of the path whose task waited behind others');
+    assert.equal(waited.state, 'runnable-wakeup');
+    assert.equal(ran.state, 'running');
+    const margin = (waited.end - waited.start) / 4;
+    const page = await open(browser, `${server.url}#w=${Math.round(waited.start - margin)},${Math.round(waited.end + margin)}&f=0.${hop.task.task}&cp=command`);
+    assert.deepEqual(page.errors, []);
+    await page.waitFor("window.schedlens.views[0].path && window.schedlens.views[0].path.hops && document.querySelector('blockquote.quote')");
+    await settled(page);
+    assert.ok(await page.evaluate('window.schedlens.views[0].geometry.states !== null'), 'a state track under the timeline');
+    assert.equal(await statePixel(page, (waited.start + waited.end) / 2), '#99ba36', 'runnable after a wakeup: lime');
+    // The Path tab: the sentence `critical-path` prints.
+    assert.equal(await page.evaluate("document.querySelector('blockquote.quote').textContent"), path.sentence);
+    assert.match(await page.evaluate("document.querySelector('#side .body').textContent"), /Largest stretches of scheduler cost/);
+    // The hop into the followed task: an arrow whose head is where it ran.
+    const head = await page.evaluate(`(() => {
+      const app = window.schedlens, view = app.views[0], g = view.geometry;
+      const hop = view.path.hops.find((h) => h.start === ${hop.start} && h.task.task === ${hop.task.task});
+      if (!hop) return null;
+      const x1 = g.x0 + app.scale().x(hop.start), x2 = g.x0 + app.scale().x(hop.ran.t);
+      const y1 = view.rowCenter(hop.fromCpu), y2 = view.rowCenter(hop.ran.cpu);
+      const angle = Math.atan2(y2 - y1, Math.max(1, x2 - x1) * 0.3);
+      const x = Math.round((x2 - 3 * Math.cos(angle)) * view.dpr), y = Math.round((y2 - 3 * Math.sin(angle)) * view.dpr);
+      return [...view.overlay.getContext('2d').getImageData(x, y, 1, 1).data];
+    })()`);
+    assert.ok(head, 'the page has the hop');
+    assert.ok(head[3] > 200 && head[0] > 150 && head[1] < 90 && head[2] > 60, `a magenta arrow head: ${head}`);
+    await page.waitFor(`location.hash.includes('f=0.${hop.task.task}') && location.hash.includes('cp=command')`);
+    // Zoomed to its run: dark green.
+    const run = ran.end - ran.start;
+    await page.evaluate(`window.schedlens.setWindow([${ran.start - run}, ${ran.end + run}])`);
+    await settled(page);
+    assert.equal(await statePixel(page, (ran.start + ran.end) / 2), '#317d31', 'running: dark green');
+    await page.close();
+  });
+
+  test('hovering its wait, or the runqueue it waited in, says who held the CPU and for how long', async () => {
+    const margin = (waited.end - waited.start) / 4;
+    const page = await open(browser, `${server.url}#w=${Math.round(waited.start - margin)},${Math.round(waited.end + margin)}&f=0.${hop.task.task}`);
+    const middle = Math.round((waited.start + waited.end) / 2);
+    const at = await page.evaluate(`(() => {
+      const app = window.schedlens, view = app.views[0], g = view.geometry, rect = view.overlay.getBoundingClientRect();
+      return { x: rect.left + g.x0 + app.scale().x(${middle}), y: rect.top + g.states.top + g.states.height / 2 };
+    })()`);
+    await page.move(at.x, at.y);
+    const tip = await page.waitFor("(() => { const t = document.querySelector('#tooltip'); return !t.hidden && t.textContent.includes('who held the CPU') && t.textContent; })()");
+    assert.match(tip, /runnable \(woken\)/);
+    const first = waited.wait.heldBy[0];
+    assert.ok(tip.includes(`${first.comm}:${first.pid}`), `the longest holder ${first.comm}:${first.pid} in: ${tip}`);
+    const rows = await page.evaluate("[...document.querySelectorAll('#tooltip table.holders tr')].map((tr) => [...tr.cells].map((c) => c.textContent))");
+    waited.wait.heldBy.slice(0, 5).forEach((h, i) => assert.deepEqual(rows[i], [h.kernelThread ? 'k' : '', `${h.comm}:${h.pid}`, rows[i][2]], `holder ${i}`));
+    assert.ok(await page.evaluate('window.schedlens.overlay.hover && window.schedlens.overlay.hover.state'), 'the stretch is outlined');
+    // The runqueue strip of the CPU it waited on, at the same moment.
+    const cpu = waited.wait.cpus[0];
+    const queue = await api(server.url, `/api/queue?trace=0&cpu=${cpu}&t=${middle}&span=1`);
+    assert.ok(queue.waiting.length > 0);
+    const strip = await page.evaluate(`(() => {
+      const app = window.schedlens, view = app.views[0], g = view.geometry, rect = view.overlay.getBoundingClientRect();
+      const i = [...view.rows()].reverse().findIndex((r) => r.cpu === ${cpu});
+      return { x: rect.left + g.x0 + app.scale().x(${middle}), y: rect.top + g.queue.top + (i + 0.5) * view.heights.strip };
+    })()`);
+    await page.move(strip.x, strip.y);
+    const named = `${queue.waiting[0].task.comm}:${queue.waiting[0].task.pid}`;
+    const queueTip = await page.waitFor(`(() => { const t = document.querySelector('#tooltip'); return !t.hidden && t.textContent.includes('who held the CPU') && t.textContent.includes(${JSON.stringify(named)}) && t.textContent; })()`);
+    assert.match(queueTip, new RegExp(`CPU ${cpu}`));
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+});
