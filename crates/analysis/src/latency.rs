@@ -10,12 +10,16 @@
 //! end, a switch the kernel did not record) are counted apart and never given a latency.
 //!
 //! Distributions are log2 histograms over [`BUCKETS`] buckets (edges in
-//! [`bucket_edges_ns`]) and nearest-rank percentiles of the exact values.
+//! [`bucket_edges_ns`]) and nearest-rank percentiles of the exact values. [`compute`]
+//! gives every delay with its causes; [`distributions`] the same delays' distributions
+//! alone, per command and over all, for `compare`, `runs` and the report: the causes ask
+//! the idle state of every other CPU during each delay, which on hundreds of CPUs costs
+//! far more than the rest.
 
 use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
-use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, WaitCause, WaitEnd};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Wait, WaitCause, WaitEnd, WaitId, WakeupId};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
@@ -148,11 +152,20 @@ impl Summary {
     /// latencies (selected, not sorted: a sort of every group's delays took a third of
     /// `latency`'s time on a 5M-event trace).
     fn of(delays: &[&Delay]) -> Summary {
-        let mut summary = Summary { count: delays.len() as u64, ..Summary::default() };
+        let mut latencies: Vec<u64> = delays.iter().map(|d| d.latency_ns()).collect();
+        let distribution = Distribution::of(&mut latencies);
+        let mut summary = Summary {
+            count: distribution.count,
+            total_ns: distribution.total_ns,
+            histogram: distribution.histogram,
+            p50_ns: distribution.p50_ns,
+            p90_ns: distribution.p90_ns,
+            p99_ns: distribution.p99_ns,
+            p999_ns: distribution.p999_ns,
+            ..Summary::default()
+        };
         for delay in delays {
             let latency = delay.latency_ns();
-            summary.total_ns = summary.total_ns.saturating_add(latency);
-            summary.histogram[bucket_of(latency)] += 1;
             let add = |pair: &mut (u64, u64), yes: bool, time: u64| {
                 if yes {
                     pair.0 += 1;
@@ -163,13 +176,6 @@ impl Summary {
             add(&mut summary.migrated, delay.migrated, latency);
             add(&mut summary.allowed_idle, delay.allowed_idle_ns > 0, delay.allowed_idle_ns);
         }
-        let mut latencies: Vec<u64> = delays.iter().map(|d| d.latency_ns()).collect();
-        (summary.p50_ns, summary.p90_ns, summary.p99_ns, summary.p999_ns) = (
-            nearest_rank(&mut latencies, 0.50),
-            nearest_rank(&mut latencies, 0.90),
-            nearest_rank(&mut latencies, 0.99),
-            nearest_rank(&mut latencies, 0.999),
-        );
         // The largest, and of equal ones the earliest.
         summary.worst =
             delays.iter().min_by_key(|d| (Reverse(d.latency_ns()), d.end, d.cpu, d.task, d.start)).map(|d| Worst {
@@ -181,6 +187,39 @@ impl Summary {
                 waker: d.waker,
             });
         summary
+    }
+}
+
+/// The latencies of some delays, without their causes: how many, their sum, the log2
+/// histogram, nearest-rank percentiles (0 without delays) and the largest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Distribution {
+    pub count: u64,
+    pub total_ns: u64,
+    pub histogram: [u64; BUCKETS],
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Distribution {
+    /// Of `latencies` (any order; reorders them). The percentiles are selected, not
+    /// sorted: a sort of every group's delays took a third of `latency`'s time on a
+    /// 5M-event trace.
+    fn of(latencies: &mut [u64]) -> Distribution {
+        let mut distribution = Distribution { count: latencies.len() as u64, ..Distribution::default() };
+        for &latency in latencies.iter() {
+            distribution.total_ns = distribution.total_ns.saturating_add(latency);
+            distribution.histogram[bucket_of(latency)] += 1;
+            distribution.max_ns = distribution.max_ns.max(latency);
+        }
+        distribution.p50_ns = nearest_rank(latencies, 0.50);
+        distribution.p90_ns = nearest_rank(latencies, 0.90);
+        distribution.p99_ns = nearest_rank(latencies, 0.99);
+        distribution.p999_ns = nearest_rank(latencies, 0.999);
+        distribution
     }
 }
 
@@ -231,30 +270,11 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
         if !accepted[wait.task.index()] {
             continue;
         }
-        let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
-            WaitEnd::Unrecorded
-        } else {
-            wait.end_kind
-        };
-        if end_kind != WaitEnd::Ran {
-            if window.contains(wait.start) {
-                let comm = model.tasks().get(wait.task).comm_at(wait.start);
-                unknown.push((wait.task, comm, wait.ran_on, end_kind));
-            }
+        let Some(Span { kind, start, waker, queue }) = span(model, &wakeup_of, window, id, &wait, &mut |how| {
+            let comm = model.tasks().get(wait.task).comm_at(wait.start);
+            unknown.push((wait.task, comm, wait.ran_on, how));
+        }) else {
             continue;
-        }
-        if !window.contains(wait.end) {
-            continue;
-        }
-        let wakeup = wakeup_of[id.index()].map(|w| model.wakeups().get(w));
-        let kind = match wait.cause {
-            WaitCause::Preempted => DelayKind::Preemption,
-            WaitCause::NewTask => DelayKind::NewTask,
-            WaitCause::Wakeup => DelayKind::Wakeup,
-        };
-        let (start, waker, queue) = match wakeup.filter(|_| kind != DelayKind::Preemption) {
-            Some(w) => (w.waking.unwrap_or(wait.start).min(wait.start), w.waker, Some(w.target_cpu)),
-            None => (wait.start, None, None),
         };
         let placement = match queue {
             Some(cpu) => placement(model, cpu, wait.start),
@@ -284,6 +304,125 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
     }
     delays.sort_by_key(|d| (d.end, d.cpu, d.task, d.start));
     group(model, window, delays, &unknown)
+}
+
+/// What a wait that ended in a recorded switch-in measured: its kind, its start (the
+/// `sched_waking`, else the enqueue; a preemption's switch-out), its waker and the CPU
+/// whose runqueue it was put on.
+struct Span {
+    kind: DelayKind,
+    start: Nanos,
+    waker: Option<TaskId>,
+    queue: Option<Cpu>,
+}
+
+/// The span of `wait` when it is a delay of `window` (ended there with the task running
+/// through a recorded switch); a wait of unknown end that began in the window goes to
+/// `unknown` with how it ended. One definition for [`compute`] and [`distributions`].
+fn span(
+    model: &Model,
+    wakeup_of: &[Option<WakeupId>],
+    window: Window,
+    id: WaitId,
+    wait: &Wait,
+    unknown: &mut dyn FnMut(WaitEnd),
+) -> Option<Span> {
+    let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
+        WaitEnd::Unrecorded
+    } else {
+        wait.end_kind
+    };
+    if end_kind != WaitEnd::Ran {
+        if window.contains(wait.start) {
+            unknown(end_kind);
+        }
+        return None;
+    }
+    if !window.contains(wait.end) {
+        return None;
+    }
+    let wakeup = wakeup_of[id.index()].map(|w| model.wakeups().get(w));
+    let kind = match wait.cause {
+        WaitCause::Preempted => DelayKind::Preemption,
+        WaitCause::NewTask => DelayKind::NewTask,
+        WaitCause::Wakeup => DelayKind::Wakeup,
+    };
+    Some(match wakeup.filter(|_| kind != DelayKind::Preemption) {
+        Some(w) => Span {
+            kind,
+            start: w.waking.unwrap_or(wait.start).min(wait.start),
+            waker: w.waker,
+            queue: Some(w.target_cpu),
+        },
+        None => Span { kind, start: wait.start, waker: None, queue: None },
+    })
+}
+
+/// The distributions of `compute`'s delays, without their causes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Distributions {
+    pub window: Window,
+    /// Wakeup latencies (new tasks included) over all.
+    pub wakeups: Distribution,
+    /// Preemption waits over all.
+    pub preemptions: Distribution,
+    /// Per command name (the name the task had when the wait began), by name: its wakeup
+    /// latencies. The commands are `compute`'s: every one with a delay or a wait of
+    /// unknown end in the window.
+    pub by_command: Vec<(String, Distribution)>,
+}
+
+impl Distributions {
+    /// The commands, largest p99 wakeup latency first, then by name (`latency`'s order).
+    pub fn commands_by_p99(&self) -> Vec<(&str, &Distribution)> {
+        let mut commands: Vec<(&str, &Distribution)> = self.by_command.iter().map(|(c, d)| (c.as_str(), d)).collect();
+        commands.sort_by(|a, b| b.1.p99_ns.cmp(&a.1.p99_ns).then_with(|| a.0.cmp(b.0)));
+        commands
+    }
+}
+
+/// The distributions of the delays [`compute`] finds (the same delays, ending in `window`,
+/// of the tasks `filter` accepts), without their causes. The model must have waits and
+/// wakeups.
+pub fn distributions(model: &Model, window: Window, filter: &TaskFilter) -> Distributions {
+    let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
+    let wakeup_of = model.wakeups_by_wait();
+    let (mut wakeups, mut preemptions) = (Vec::new(), Vec::new());
+    let mut by_command: BTreeMap<CommId, Vec<u64>> = BTreeMap::new();
+    for (id, wait) in model.waits().ids().zip(model.waits().iter()) {
+        // Task ids of the model's waits index `accepted` in range.
+        if !accepted[wait.task.index()] {
+            continue;
+        }
+        let comm = || model.tasks().get(wait.task).comm_at(wait.start);
+        let mut unknown_end = false;
+        let span = span(model, &wakeup_of, window, id, &wait, &mut |_| unknown_end = true);
+        let Some(span) = span else {
+            if unknown_end {
+                by_command.entry(comm()).or_default();
+            }
+            continue;
+        };
+        let latency = wait.end.saturating_sub(span.start).0;
+        let of_command = by_command.entry(model.tasks().get(wait.task).comm_at(span.start)).or_default();
+        if span.kind == DelayKind::Preemption {
+            preemptions.push(latency);
+        } else {
+            wakeups.push(latency);
+            of_command.push(latency);
+        }
+    }
+    let mut by_command: Vec<(String, Distribution)> = by_command
+        .into_iter()
+        .map(|(comm, mut latencies)| (model.comms().name(comm).to_string(), Distribution::of(&mut latencies)))
+        .collect();
+    by_command.sort_by(|a, b| a.0.cmp(&b.0));
+    Distributions {
+        window,
+        wakeups: Distribution::of(&mut wakeups),
+        preemptions: Distribution::of(&mut preemptions),
+        by_command,
+    }
 }
 
 fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[(TaskId, CommId, Cpu, WaitEnd)]) -> Latencies {

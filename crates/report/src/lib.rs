@@ -1,7 +1,9 @@
 //! `schedlens report`: one self-contained HTML file that tells the story of one or several
 //! traces, to attach to a bug report or a mailing-list post — the trace and the machine,
 //! the timeline and running/waiting plot to zoom, pan and hover, `check`'s incidents
-//! linked to the timeline, per-command and per-CPU statistics, the migration heat map,
+//! linked to the timeline, the traced command's critical path (the sentence to quote and
+//! its parts) and the wakeup latency (its histogram per command, as `latency --figure`
+//! draws it), per-command and per-CPU statistics, the migration heat map,
 //! and with several traces the `compare` table (times then count from each trace's
 //! workload, as `compare` measures them). A run series (`schedlens runs`'s results,
 //! `series`) adds its statistics and figure, with its fastest and slowest runs as the
@@ -18,6 +20,7 @@ mod document;
 mod embed;
 mod page;
 mod series;
+mod why_slow;
 
 pub use embed::{Coverage, TILE_COLUMNS};
 pub use series::RunSeries;
@@ -29,6 +32,7 @@ use bundle::Bundle;
 use model::{Marker, Nanos, Pid};
 use tiles::ShownTrace;
 use tiles::pyramid::Pyramid;
+use why_slow::WhySlow;
 
 /// One trace to report on, as the command line prepared it.
 pub struct ReportTrace {
@@ -69,6 +73,8 @@ struct Analysis {
     pyramid: Pyramid,
     /// Timeline tiles computed ahead.
     timelines: embed::Timelines,
+    /// The critical path and the wakeup latency.
+    why_slow: WhySlow,
 }
 
 impl Analysis {
@@ -79,7 +85,7 @@ impl Analysis {
         let window = Window::new(model.start(), Nanos(model.end().0 + 1));
         let filter = TaskFilter::default();
         // Each part leaves cores idle in its serial stretches: they run side by side.
-        let (findings, timelines, (stats, pyramid)) = std::thread::scope(|scope| {
+        let (findings, timelines, why_slow, (stats, pyramid)) = std::thread::scope(|scope| {
             let request = CheckRequest {
                 window,
                 filter: &filter,
@@ -101,14 +107,18 @@ impl Analysis {
                 timelines.into_inner()
             });
             let stats = scope.spawn(|| analysis::stats::compute(model, window, &filter, Grouping::Command));
+            let why_slow = scope.spawn(move || {
+                WhySlow::of(model, &trace.shown.name, trace.command_pid, trace.affinity.as_ref(), window)
+            });
             let pyramid = Pyramid::build(model, trace.shown.origin, &filter);
             (
                 findings.join().expect("check does not panic"),
                 timelines.join().expect("tiling does not panic"),
+                why_slow.join().expect("the critical path and latency do not panic"),
                 (stats.join().expect("stats do not panic"), pyramid),
             )
         });
-        Analysis { findings, stats, pyramid, timelines: timelines.into() }
+        Analysis { findings, stats, pyramid, timelines: timelines.into(), why_slow }
     }
 }
 
@@ -120,6 +130,16 @@ pub enum Stage {
     /// Computing the tiles of trace `n`.
     Tiles(usize),
     Comparing,
+}
+
+/// An SVG scene as an image's `data:` URL.
+fn image(scene: render::Scene) -> String {
+    use base64::Engine;
+    let document = render::Document { pages: vec![scene] };
+    let mut svg = Vec::new();
+    render::write(&document, render::Format::Svg, &render::PngOptions::default(), &mut svg)
+        .expect("an SVG is written to memory");
+    format!("data:image/svg+xml;base64,{}", base64::engine::general_purpose::STANDARD.encode(svg))
 }
 
 /// Writes the report of `traces`, and of the run series they come from, if any (a
