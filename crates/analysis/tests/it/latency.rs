@@ -203,7 +203,7 @@ fn distributions_are_the_delays_of_compute_without_their_causes() {
     for name in
         ["hackbench-v7zstd.dat", "lost-events-v7zstd.dat", "barrier-pinned-record.dat", "manycore/hackbench64-lost.dat"]
     {
-        let trace = tracedat::Trace::open(&traces.join(name)).unwrap();
+        let trace = tracedat::Trace::open(traces.join(name)).unwrap();
         let (model, _) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
         same(&model, name);
     }
