@@ -10,7 +10,11 @@
 //! end, a switch the kernel did not record) are counted apart and never given a latency.
 //!
 //! Distributions are log2 histograms over [`BUCKETS`] buckets (edges in
-//! [`bucket_edges_ns`]) and nearest-rank percentiles of the exact values.
+//! [`bucket_edges_ns`]) and nearest-rank percentiles of the exact values. [`compute`]
+//! gives every delay with its causes; [`distributions`] the same delays' distributions
+//! alone, per command and over all, for `compare`, `runs` and the report: the causes ask
+//! the idle state of every other CPU during each delay, which on hundreds of CPUs costs
+//! far more than the rest.
 
 use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
@@ -148,11 +152,20 @@ impl Summary {
     /// latencies (selected, not sorted: a sort of every group's delays took a third of
     /// `latency`'s time on a 5M-event trace).
     fn of(delays: &[&Delay]) -> Summary {
-        let mut summary = Summary { count: delays.len() as u64, ..Summary::default() };
+        let mut latencies: Vec<u64> = delays.iter().map(|d| d.latency_ns()).collect();
+        let distribution = Distribution::of(&mut latencies);
+        let mut summary = Summary {
+            count: distribution.count,
+            total_ns: distribution.total_ns,
+            histogram: distribution.histogram,
+            p50_ns: distribution.p50_ns,
+            p90_ns: distribution.p90_ns,
+            p99_ns: distribution.p99_ns,
+            p999_ns: distribution.p999_ns,
+            ..Summary::default()
+        };
         for delay in delays {
             let latency = delay.latency_ns();
-            summary.total_ns = summary.total_ns.saturating_add(latency);
-            summary.histogram[bucket_of(latency)] += 1;
             let add = |pair: &mut (u64, u64), yes: bool, time: u64| {
                 if yes {
                     pair.0 += 1;
@@ -163,13 +176,6 @@ impl Summary {
             add(&mut summary.migrated, delay.migrated, latency);
             add(&mut summary.allowed_idle, delay.allowed_idle_ns > 0, delay.allowed_idle_ns);
         }
-        let mut latencies: Vec<u64> = delays.iter().map(|d| d.latency_ns()).collect();
-        (summary.p50_ns, summary.p90_ns, summary.p99_ns, summary.p999_ns) = (
-            nearest_rank(&mut latencies, 0.50),
-            nearest_rank(&mut latencies, 0.90),
-            nearest_rank(&mut latencies, 0.99),
-            nearest_rank(&mut latencies, 0.999),
-        );
         // The largest, and of equal ones the earliest.
         summary.worst =
             delays.iter().min_by_key(|d| (Reverse(d.latency_ns()), d.end, d.cpu, d.task, d.start)).map(|d| Worst {
@@ -181,6 +187,39 @@ impl Summary {
                 waker: d.waker,
             });
         summary
+    }
+}
+
+/// The latencies of some delays, without their causes: how many, their sum, the log2
+/// histogram, nearest-rank percentiles (0 without delays) and the largest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Distribution {
+    pub count: u64,
+    pub total_ns: u64,
+    pub histogram: [u64; BUCKETS],
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Distribution {
+    /// Of `latencies` (any order; reorders them). The percentiles are selected, not
+    /// sorted: a sort of every group's delays took a third of `latency`'s time on a
+    /// 5M-event trace.
+    fn of(latencies: &mut [u64]) -> Distribution {
+        let mut distribution = Distribution { count: latencies.len() as u64, ..Distribution::default() };
+        for &latency in latencies.iter() {
+            distribution.total_ns = distribution.total_ns.saturating_add(latency);
+            distribution.histogram[bucket_of(latency)] += 1;
+            distribution.max_ns = distribution.max_ns.max(latency);
+        }
+        distribution.p50_ns = nearest_rank(latencies, 0.50);
+        distribution.p90_ns = nearest_rank(latencies, 0.90);
+        distribution.p99_ns = nearest_rank(latencies, 0.99);
+        distribution.p999_ns = nearest_rank(latencies, 0.999);
+        distribution
     }
 }
 
@@ -231,7 +270,7 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
         wakeup_of: model.wakeups_by_wait(),
         migrations: migrations_by_task(model),
         idle: IdleIndex::new(model),
-        affinity,
+        allowed: allowed_sets(model, affinity),
     };
     let waits = model.waits().len();
     let pieces = waits.div_ceil(PIECE_WAITS);
@@ -263,7 +302,18 @@ struct Pass<'m> {
     wakeup_of: Vec<Option<WakeupId>>,
     migrations: Vec<Vec<Nanos>>,
     idle: IdleIndex<'m>,
-    affinity: Option<&'m Affinity>,
+    /// Per task, the CPUs it was allowed on when the recording says and that is not every
+    /// CPU of the trace.
+    allowed: Vec<Option<&'m [Cpu]>>,
+}
+
+/// Per task, its recorded CPUs unless they are every CPU of the trace (then, as without a
+/// recording, another CPU is any CPU: the index answers that with a few binary searches,
+/// where a set of hundreds of CPUs would be walked CPU by CPU for every wait).
+fn allowed_sets<'m>(model: &Model, affinity: Option<&'m Affinity>) -> Vec<Option<&'m [Cpu]>> {
+    let every = |cpus: &[Cpu]| model.cpus().iter().all(|t| cpus.binary_search(&t.cpu()).is_ok());
+    let sets = model.tasks().iter().map(|(_, task)| affinity.and_then(|a| a.allowed(task.pid)));
+    sets.map(|cpus| cpus.filter(|cpus| !every(cpus))).collect()
 }
 
 impl Pass<'_> {
@@ -278,47 +328,28 @@ impl Pass<'_> {
             if !self.accepted[wait.task.index()] {
                 continue;
             }
-            let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
-                WaitEnd::Unrecorded
-            } else {
-                wait.end_kind
+            let Some(span) = span(model, &self.wakeup_of, self.window, id, &wait, &mut |how| {
+                let comm = model.tasks().get(wait.task).comm_at(wait.start);
+                unknown.push((wait.task, comm, wait.ran_on, how));
+            }) else {
+                continue;
             };
-            if end_kind != WaitEnd::Ran {
-                if self.window.contains(wait.start) {
-                    let comm = model.tasks().get(wait.task).comm_at(wait.start);
-                    unknown.push((wait.task, comm, wait.ran_on, end_kind));
-                }
-                continue;
-            }
-            if !self.window.contains(wait.end) {
-                continue;
-            }
-            delays.push(self.delay(id, &wait));
+            delays.push(self.delay(&wait, span));
         }
         (delays, unknown)
     }
 
-    /// The delay of a wait that ended with its task running.
-    fn delay(&self, id: WaitId, wait: &Wait) -> Delay {
+    /// The delay of a wait that ended with its task running, with its causes.
+    fn delay(&self, wait: &Wait, Span { kind, start, waker, queue }: Span) -> Delay {
         let model = self.model;
-        let wakeup = self.wakeup_of[id.index()].map(|w| model.wakeups().get(w));
-        let kind = match wait.cause {
-            WaitCause::Preempted => DelayKind::Preemption,
-            WaitCause::NewTask => DelayKind::NewTask,
-            WaitCause::Wakeup => DelayKind::Wakeup,
-        };
-        let (start, waker, queue) = match wakeup.filter(|_| kind != DelayKind::Preemption) {
-            Some(w) => (w.waking.unwrap_or(wait.start).min(wait.start), w.waker, Some(w.target_cpu)),
-            None => (wait.start, None, None),
-        };
         let placement = match queue {
             Some(cpu) => placement(model, cpu, wait.start),
             None if kind == DelayKind::Preemption => Placement::BehindTask,
             None => Placement::Unknown,
         };
         let migrated = migrated_during(&self.migrations[wait.task.index()], start, wait.end);
-        let pid = model.tasks().get(wait.task).pid;
-        let allowed_idle_ns = match self.affinity.and_then(|a| a.allowed(pid)) {
+        // Task ids of the model's waits index `allowed` in range.
+        let allowed_idle_ns = match self.allowed[wait.task.index()] {
             Some(cpus) => {
                 let others: Vec<Cpu> = cpus.iter().copied().filter(|&c| c != wait.ran_on).collect();
                 self.idle.shares(start, wait.end, Allowed::Only(&others)).allowed_idle_ns
@@ -336,6 +367,129 @@ impl Pass<'_> {
             migrated,
             allowed_idle_ns,
         }
+    }
+}
+
+/// What a wait that ended in a recorded switch-in measured: its kind, its start (the
+/// `sched_waking`, else the enqueue; a preemption's switch-out), its waker and the CPU
+/// whose runqueue it was put on.
+struct Span {
+    kind: DelayKind,
+    start: Nanos,
+    waker: Option<TaskId>,
+    queue: Option<Cpu>,
+}
+
+/// The span of `wait` when it is a delay of `window` (ended there with the task running
+/// through a recorded switch); a wait of unknown end that began in the window goes to
+/// `unknown` with how it ended. One definition for [`compute`] and [`distributions`].
+fn span(
+    model: &Model,
+    wakeup_of: &[Option<WakeupId>],
+    window: Window,
+    id: WaitId,
+    wait: &Wait,
+    unknown: &mut dyn FnMut(WaitEnd),
+) -> Option<Span> {
+    let end_kind = if wait.end_kind == WaitEnd::Ran && !switched_in(model, wait.task, wait.ran_on, wait.end) {
+        WaitEnd::Unrecorded
+    } else {
+        wait.end_kind
+    };
+    if end_kind != WaitEnd::Ran {
+        if window.contains(wait.start) {
+            unknown(end_kind);
+        }
+        return None;
+    }
+    if !window.contains(wait.end) {
+        return None;
+    }
+    let wakeup = wakeup_of[id.index()].map(|w| model.wakeups().get(w));
+    let kind = match wait.cause {
+        WaitCause::Preempted => DelayKind::Preemption,
+        WaitCause::NewTask => DelayKind::NewTask,
+        WaitCause::Wakeup => DelayKind::Wakeup,
+    };
+    Some(match wakeup.filter(|_| kind != DelayKind::Preemption) {
+        Some(w) => Span {
+            kind,
+            start: w.waking.unwrap_or(wait.start).min(wait.start),
+            waker: w.waker,
+            queue: Some(w.target_cpu),
+        },
+        None => Span { kind, start: wait.start, waker: None, queue: None },
+    })
+}
+
+/// The distributions of `compute`'s delays, without their causes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Distributions {
+    pub window: Window,
+    /// Wakeup latencies (new tasks included) over all.
+    pub wakeups: Distribution,
+    /// Preemption waits over all.
+    pub preemptions: Distribution,
+    /// Per command name (the name the task had when the wait began), by name: its wakeup
+    /// latencies. The commands are `compute`'s: every one with a delay or a wait of
+    /// unknown end in the window.
+    pub by_command: Vec<(String, Distribution)>,
+}
+
+impl Distributions {
+    /// The commands, largest p99 wakeup latency first, then by name (`latency`'s order).
+    pub fn commands_by_p99(&self) -> Vec<(&str, &Distribution)> {
+        let mut commands: Vec<(&str, &Distribution)> = self.by_command.iter().map(|(c, d)| (c.as_str(), d)).collect();
+        commands.sort_by(|a, b| b.1.p99_ns.cmp(&a.1.p99_ns).then_with(|| a.0.cmp(b.0)));
+        commands
+    }
+}
+
+/// The distributions of the delays [`compute`] finds (the same delays, ending in `window`,
+/// of the tasks `filter` accepts), without their causes. The model must have waits and
+/// wakeups.
+pub fn distributions(model: &Model, window: Window, filter: &TaskFilter) -> Distributions {
+    let accepted: Vec<bool> = model.tasks().ids().map(|task| filter.accepts(model, task)).collect();
+    let wakeup_of = model.wakeups_by_wait();
+    let (mut wakeups, mut preemptions) = (Vec::new(), Vec::new());
+    // Per name (by its index), its wakeup latencies once it has a delay or an unknown end.
+    let mut by_comm: Vec<Option<(CommId, Vec<u64>)>> = vec![None; model.comms().len()];
+    fn of_comm(by_comm: &mut [Option<(CommId, Vec<u64>)>], comm: CommId) -> &mut Vec<u64> {
+        &mut by_comm[comm.index()].get_or_insert_with(|| (comm, Vec::new())).1
+    }
+    for (id, wait) in model.waits().ids().zip(model.waits().iter()) {
+        // Task ids of the model's waits index `accepted` in range.
+        if !accepted[wait.task.index()] {
+            continue;
+        }
+        let mut unknown_end = false;
+        let span = span(model, &wakeup_of, window, id, &wait, &mut |_| unknown_end = true);
+        let Some(span) = span else {
+            if unknown_end {
+                of_comm(&mut by_comm, model.tasks().get(wait.task).comm_at(wait.start));
+            }
+            continue;
+        };
+        let latency = wait.end.saturating_sub(span.start).0;
+        let of_command = of_comm(&mut by_comm, model.tasks().get(wait.task).comm_at(span.start));
+        if span.kind == DelayKind::Preemption {
+            preemptions.push(latency);
+        } else {
+            wakeups.push(latency);
+            of_command.push(latency);
+        }
+    }
+    let mut by_command: Vec<(String, Distribution)> = by_comm
+        .into_iter()
+        .flatten()
+        .map(|(comm, mut latencies)| (model.comms().name(comm).to_string(), Distribution::of(&mut latencies)))
+        .collect();
+    by_command.sort_by(|a, b| a.0.cmp(&b.0));
+    Distributions {
+        window,
+        wakeups: Distribution::of(&mut wakeups),
+        preemptions: Distribution::of(&mut preemptions),
+        by_command,
     }
 }
 

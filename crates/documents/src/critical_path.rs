@@ -56,7 +56,8 @@ pub struct PathBreakdown {
     pub other_task_ns: u64,
     /// The task was blocked and no task woke it (an interrupt, a timer, I/O).
     pub blocked_ns: u64,
-    /// Not known (see `unknown`).
+    /// Not known: lost events, outside the trace, no waker recorded, a cycle, a CPU's
+    /// state unknown (by reason in the `critical path` document's `unknown`).
     pub unknown_ns: u64,
 }
 

@@ -141,6 +141,10 @@ pub struct RunsSummary {
     pub correlations: Vec<MetricCorrelation>,
     /// The strongest correlation in words ("runs were slower when ..."), when there is one.
     pub sentence: Option<String>,
+    /// Metrics this schedlens gives a recorded run that the results do not hold (they
+    /// were recorded by an older one): unknown, neither computed after the fact nor
+    /// guessed.
+    pub unknown_metrics: Vec<String>,
     /// The `order` of the fastest successful run.
     pub fastest_run: Option<usize>,
     /// The `order` of the slowest successful run.

@@ -1,13 +1,19 @@
 //! What differs between two traces of the same workload (the schedgraph paper's fastest
 //! and slowest runs, or before and after a change), measure by measure: per command its
-//! run time, waiting in runqueues, migrations and switches; per CPU its busy and idle
-//! time; idle-while-waiting; per kind of incident its lost time and count; migrations
-//! across sockets and nodes. Time measures come first, ranked by the size of their
+//! run time, waiting in runqueues, migrations and switches, and its wakeup latency's p50
+//! and p99; per CPU its busy and idle time; idle-while-waiting; per kind of incident its
+//! lost time and count; migrations across sockets and nodes; and the traced command's
+//! critical path, cause by cause. Time measures come first, ranked by the size of their
 //! difference, each with its share of the difference in running time (how much of it
-//! that measure could account for); counts follow, ranked by relative change.
+//! that measure could account for: the critical path's parts sum to the running time, so
+//! theirs sum to all of it); latency percentiles follow, ranked by relative shift (a
+//! distribution's shift is no part of the running time), then counts, ranked by relative
+//! change.
 
+use crate::critical_path::{breakdown_document, parts, scheduler_share, sentence};
 use crate::profile::Profile;
-use documents::compare::{ComparedMeasure, ComparedTrace, TraceComparison};
+use documents::compare::{ComparedMeasure, ComparedPath, ComparedTrace, TraceComparison};
+use documents::critical_path::PathBreakdown;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -38,8 +44,11 @@ pub struct Comparison {
     /// Running time of A and of B, in seconds.
     pub running_a: f64,
     pub running_b: f64,
-    /// Time measures (largest difference first), then counts (largest relative change first).
+    /// Time measures (largest difference first), then latencies and counts (largest
+    /// relative change first).
     pub rows: Vec<Difference>,
+    /// The traced command's critical path in A and in B (`None`: the trace names no command).
+    pub paths: [Option<PathBreakdown>; 2],
 }
 
 impl Comparison {
@@ -49,7 +58,7 @@ impl Comparison {
 
     /// A time measure's difference over the difference in running time.
     pub fn share(&self, row: &Difference) -> Option<f64> {
-        (row.unit == MeasureUnit::Seconds && self.difference() != 0.0).then(|| row.delta() / self.difference())
+        self.share_of(row.delta()).filter(|_| row.unit == MeasureUnit::Seconds)
     }
 
     /// The table, `top` rows of each kind, with the traces named `a` and `b`.
@@ -60,8 +69,10 @@ impl Comparison {
         let _ =
             writeln!(out, "B: {b}: running time {:.6} s ({:+.6} s, {percent:+.1}%)", self.running_b, self.difference());
         let width = self.rows.iter().map(|r| r.what.len()).max().unwrap_or(10).clamp(10, 40);
-        let times: Vec<&Difference> = self.rows.iter().filter(|r| r.unit == MeasureUnit::Seconds).collect();
-        let counts: Vec<&Difference> = self.rows.iter().filter(|r| r.unit == MeasureUnit::Count).collect();
+        self.write_paths(&mut out);
+        let of_unit = |unit| -> Vec<&Difference> { self.rows.iter().filter(|r| r.unit == unit).collect() };
+        let (times, latencies, counts) =
+            (of_unit(MeasureUnit::Seconds), of_unit(MeasureUnit::Latency), of_unit(MeasureUnit::Count));
         let _ = writeln!(out, "\nwhat differs in time, largest first (share: of the running-time difference)");
         let _ = writeln!(out, "  {:<width$} {:>12} {:>12} {:>12} {:>8}", "measure (s)", "A", "B", "B-A", "share");
         for row in times.iter().take(top) {
@@ -75,18 +86,77 @@ impl Comparison {
                 row.delta()
             );
         }
+        let _ = writeln!(out, "\nwhat differs in wakeup latency per command, largest relative shift first");
+        if latencies.is_empty() {
+            let _ = writeln!(out, "  none: no command woken in both traces has another p50 or p99");
+        } else {
+            let _ =
+                writeln!(out, "  {:<width$} {:>12} {:>12} {:>12} {:>8}", "percentile (s)", "A", "B", "B-A", "change");
+        }
+        for row in latencies.iter().take(top) {
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:>12.6} {:>12.6} {:>+12.6} {:>8}",
+                row.what,
+                row.a,
+                row.b,
+                row.delta(),
+                change(row)
+            );
+        }
         let _ = writeln!(out, "\nwhat differs in counts, largest relative change first");
         let _ = writeln!(out, "  {:<width$} {:>12} {:>12} {:>12} {:>8}", "measure", "A", "B", "B-A", "change");
         for row in counts.iter().take(top) {
-            let change = if row.a != 0.0 { format!("{:+.0}%", 100.0 * row.delta() / row.a) } else { "new".into() };
-            let _ =
-                writeln!(out, "  {:<width$} {:>12} {:>12} {:>+12} {change:>8}", row.what, row.a, row.b, row.delta());
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:>12} {:>12} {:>+12} {:>8}",
+                row.what,
+                row.a,
+                row.b,
+                row.delta(),
+                change(row)
+            );
         }
-        let hidden = times.len().saturating_sub(top) + counts.len().saturating_sub(top);
+        let hidden = [times, latencies, counts].iter().map(|rows| rows.len().saturating_sub(top)).sum::<usize>();
         if hidden > 0 {
             let _ = writeln!(out, "  ... and {hidden} more rows (--top N, or --format json for all)");
         }
         out
+    }
+
+    /// Both critical paths side by side, cause by cause, with their sentences to quote.
+    fn write_paths(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\nthe traced command's critical path, side by side (its parts sum to each running time, their shares to 100%)"
+        );
+        let [Some(a), Some(b)] = &self.paths else {
+            for (name, path) in ["A", "B"].iter().zip(&self.paths) {
+                match path {
+                    Some(path) => {
+                        let _ = writeln!(out, "  {name}: {}", sentence(path));
+                    }
+                    None => {
+                        let _ = writeln!(out, "  {name}: none (the trace names no command: no recorded pid, no exec)");
+                    }
+                }
+            }
+            return;
+        };
+        let _ = writeln!(out, "  {:<48} {:>12} {:>12} {:>12} {:>8}", "cause (s)", "A", "B", "B-A", "share");
+        for ((_, words, ns_a), (_, _, ns_b)) in parts(a).into_iter().zip(parts(b)) {
+            let (x, y) = (ns_a as f64 / 1e9, ns_b as f64 / 1e9);
+            let share =
+                self.share_of(y - x).filter(|_| x != y).map_or_else(String::new, |s| format!("{:.0}%", 100.0 * s));
+            let _ = writeln!(out, "  {words:<48} {x:>12.6} {y:>12.6} {:>+12.6} {share:>8}", y - x);
+        }
+        let _ = writeln!(out, "  A: {}", sentence(a));
+        let _ = writeln!(out, "  B: {}", sentence(b));
+    }
+
+    /// A difference in seconds over the difference in running time.
+    fn share_of(&self, delta: f64) -> Option<f64> {
+        (self.difference() != 0.0).then(|| delta / self.difference())
     }
 
     /// `compare --format json`'s document, every row, with the traces named `a` and `b`.
@@ -103,9 +173,24 @@ impl Comparison {
                 share_of_running_time_difference: self.share(r),
             })
             .collect();
+        let path = |path: &Option<PathBreakdown>| {
+            path.as_ref().map(|p| ComparedPath {
+                sentence: sentence(p),
+                breakdown: p.clone(),
+                scheduler_share: scheduler_share(p),
+            })
+        };
         TraceComparison {
-            a: ComparedTrace { trace: a.to_string(), running_time_s: self.running_a },
-            b: ComparedTrace { trace: b.to_string(), running_time_s: self.running_b },
+            a: ComparedTrace {
+                trace: a.to_string(),
+                running_time_s: self.running_a,
+                critical_path: path(&self.paths[0]),
+            },
+            b: ComparedTrace {
+                trace: b.to_string(),
+                running_time_s: self.running_b,
+                critical_path: path(&self.paths[1]),
+            },
             running_time_difference_s: self.difference(),
             rows,
         }
@@ -115,22 +200,35 @@ impl Comparison {
 /// Compares two profiles.
 pub fn compare(a: &Profile, b: &Profile) -> Comparison {
     let mut rows = Vec::new();
+    let paths = [a, b].map(|p| p.path.as_ref().map(|path| breakdown_document(&path.breakdown)));
     command_rows(a, b, &mut rows);
+    latency_rows(a, b, &mut rows);
     cpu_rows(a, b, &mut rows);
     finding_rows(a, b, &mut rows);
+    path_rows(&paths, &mut rows);
     rows.retain(|r| r.a != r.b);
-    let (mut times, mut counts): (Vec<Difference>, Vec<Difference>) =
-        rows.into_iter().partition(|r| r.unit == MeasureUnit::Seconds);
-    times.sort_by(|x, y| y.delta().abs().total_cmp(&x.delta().abs()).then_with(|| x.what.cmp(&y.what)));
-    counts.sort_by(|x, y| {
+    let by_relative_change = |x: &Difference, y: &Difference| {
         y.relative()
             .total_cmp(&x.relative())
             .then(y.delta().abs().total_cmp(&x.delta().abs()))
             .then_with(|| x.what.cmp(&y.what))
-    });
-    times.extend(counts);
+    };
+    let of_unit =
+        |rows: &[Difference], unit| -> Vec<Difference> { rows.iter().filter(|r| r.unit == unit).cloned().collect() };
+    let mut times = of_unit(&rows, MeasureUnit::Seconds);
+    times.sort_by(|x, y| y.delta().abs().total_cmp(&x.delta().abs()).then_with(|| x.what.cmp(&y.what)));
+    for unit in [MeasureUnit::Latency, MeasureUnit::Count] {
+        let mut others = of_unit(&rows, unit);
+        others.sort_by(by_relative_change);
+        times.extend(others);
+    }
     let seconds = |p: &Profile| p.workload.running_time().0 as f64 / 1e9;
-    Comparison { running_a: seconds(a), running_b: seconds(b), rows: times }
+    Comparison { running_a: seconds(a), running_b: seconds(b), rows: times, paths }
+}
+
+/// `+12%`, or `new` from zero.
+fn change(row: &Difference) -> String {
+    if row.a != 0.0 { format!("{:+.0}%", 100.0 * row.delta() / row.a) } else { "new".into() }
 }
 
 fn row(what: String, unit: MeasureUnit, a: f64, b: f64) -> Difference {
@@ -168,6 +266,30 @@ fn command_rows(a: &Profile, b: &Profile, rows: &mut Vec<Difference>) {
             get(&ra, |r| r.switches),
             get(&rb, |r| r.switches),
         ));
+    }
+}
+
+/// Each command's wakeup latency p50 and p99, for the commands woken in both traces (a
+/// percentile of no delays is unknown, not zero).
+fn latency_rows(a: &Profile, b: &Profile, rows: &mut Vec<Difference>) {
+    let woken = |p: &Profile, name: &str| {
+        let found = p.latency.by_command.iter().find(|(comm, _)| comm == name);
+        found.map(|(_, distribution)| distribution.clone()).filter(|d| d.count > 0)
+    };
+    let names: BTreeSet<&str> = a.latency.by_command.iter().map(|(comm, _)| comm.as_str()).collect();
+    for name in names {
+        let (Some(x), Some(y)) = (woken(a, name), woken(b, name)) else { continue };
+        let seconds = |ns: u64| ns as f64 / 1e9;
+        rows.push(row(format!("{name}: wakeup p50"), MeasureUnit::Latency, seconds(x.p50_ns), seconds(y.p50_ns)));
+        rows.push(row(format!("{name}: wakeup p99"), MeasureUnit::Latency, seconds(x.p99_ns), seconds(y.p99_ns)));
+    }
+}
+
+/// The critical path's parts, when both traces have one.
+fn path_rows(paths: &[Option<PathBreakdown>; 2], rows: &mut Vec<Difference>) {
+    let [Some(a), Some(b)] = paths else { return };
+    for ((name, _, x), (_, _, y)) in parts(a).into_iter().zip(parts(b)) {
+        rows.push(row(format!("critical path: {name}"), MeasureUnit::Seconds, x as f64 / 1e9, y as f64 / 1e9));
     }
 }
 

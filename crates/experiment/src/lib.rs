@@ -9,6 +9,8 @@
 //!   adapter that reads `check`'s findings), as named metrics;
 //! - [`compare`]: the differences between two traces, ranked by how much of the
 //!   difference in running time they account for;
+//! - [`critical_path`]: the critical path as users read it (its document, the sentence to
+//!   quote, its parts' names), for `critical-path`, `compare` and the report;
 //! - [`statistics`]: quantiles, bootstrap, Mann-Whitney U, Spearman;
 //! - [`summary`]: a sweep's statistics, as text and as `summary.json`;
 //! - [`results`]: `results.json` and `results.csv` from and to bytes (the documents
@@ -16,6 +18,7 @@
 //! - [`figure`]: the sorted running times as a scene.
 
 pub mod compare;
+pub mod critical_path;
 pub mod figure;
 pub mod profile;
 pub mod results;

@@ -1,13 +1,15 @@
 //! What one trace says about the scheduler during its workload: the window (from the end
 //! of the recording's initial sleep to the traced command's exit), the per-command and
-//! per-CPU statistics, and what `check` found — reduced to the named metrics a sweep
-//! correlates with running time and `compare` sets side by side.
+//! per-CPU statistics, what `check` found, the wakeup latency per command and the traced
+//! command's critical path — reduced to the named metrics a sweep correlates with running
+//! time and `compare` sets side by side.
 //!
 //! `check`'s findings are read in one function, [`read_check`]: when check's output
 //! changes shape, that function is the only one to change.
 
-use analysis::check::{CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Kind, check};
-use analysis::critical_path::{Followed, Target};
+use analysis::check::{Affinity, CheckRequest, DEFAULT_MIN_LOST, DEFAULT_MIN_OVERLOAD, Kind, check};
+use analysis::critical_path::{CriticalPath, Followed, Target};
+use analysis::latency::{self, Distribution};
 use analysis::stats::{self, Grouping, Stats};
 use analysis::{TaskFilter, Window};
 use documents::runs::MetricInfo;
@@ -24,6 +26,8 @@ pub struct WorkloadWindow {
     pub after_sleep: bool,
     /// Whether it ends where the traced command exited.
     pub to_exit: bool,
+    /// The traced command's task (the root of its process tree), when the trace names one.
+    pub root: Option<TaskId>,
 }
 
 impl WorkloadWindow {
@@ -48,6 +52,7 @@ impl WorkloadWindow {
             filter,
             after_sleep: sleep_end.is_some(),
             to_exit: exit.is_some(),
+            root,
         }
     }
 
@@ -56,11 +61,13 @@ impl WorkloadWindow {
         self.window.len()
     }
 
-    /// What `critical-path` follows for this workload: the command's process tree over the
-    /// window, walked back from the command's end; `None` when the trace names no command.
+    /// What `critical-path` follows for this workload: the traced command's process tree
+    /// over the window (whatever `all_tasks` made the filter), walked back from the
+    /// command's end; `None` when the trace names no command.
     pub fn critical_path_target(&self) -> Option<Target> {
-        let root = self.filter.descendants_of?;
-        Some(Target { end_task: root, window: self.window, followed: Followed::Tasks(self.filter.clone()) })
+        let root = self.root?;
+        let tree = TaskFilter { descendants_of: Some(root), ..TaskFilter::default() };
+        Some(Target { end_task: root, window: self.window, followed: Followed::Tasks(tree) })
     }
 }
 
@@ -148,6 +155,21 @@ pub fn read_check(model: &Model, workload: &WorkloadWindow, topology: Option<&To
     }
 }
 
+/// The wakeup latencies of the workload's tasks (`latency`'s, without their causes).
+#[derive(Clone, Debug)]
+pub struct WakeupLatency {
+    pub overall: Distribution,
+    /// Per command name, by name.
+    pub by_command: Vec<(String, Distribution)>,
+}
+
+impl WakeupLatency {
+    fn of(model: &Model, workload: &WorkloadWindow) -> WakeupLatency {
+        let found = latency::distributions(model, workload.window, &workload.filter);
+        WakeupLatency { overall: found.wakeups, by_command: found.by_command }
+    }
+}
+
 /// Everything the sweeps and comparisons read of one trace.
 #[derive(Clone, Debug)]
 pub struct Profile {
@@ -157,18 +179,39 @@ pub struct Profile {
     pub check: CheckTotals,
     /// Events the kernel lost while recording.
     pub lost_events: u64,
+    pub latency: WakeupLatency,
+    /// The traced command's critical path over the workload ([`WorkloadWindow::path_target`]);
+    /// `None` when the trace names no command.
+    pub path: Option<CriticalPath>,
 }
 
 impl Profile {
-    /// The profile of a trace's workload (see [`WorkloadWindow::of`] for `pid` and `all_tasks`).
-    pub fn of(model: &Model, topology: Option<&Topology>, pid: Option<Pid>, all_tasks: bool) -> Profile {
+    /// The profile of a trace's workload (see [`WorkloadWindow::of`] for `pid` and
+    /// `all_tasks`). `affinity`, the recording's, decides the allowed CPUs of the critical
+    /// path (as `critical-path` takes it); `check`'s totals do without it.
+    pub fn of(
+        model: &Model,
+        topology: Option<&Topology>,
+        affinity: Option<&Affinity>,
+        pid: Option<Pid>,
+        all_tasks: bool,
+    ) -> Profile {
         let workload = WorkloadWindow::of(model, pid, all_tasks);
         let stats = stats::compute(model, workload.window, &workload.filter, Grouping::Command);
         let check = read_check(model, &workload, topology);
+        let latency = WakeupLatency::of(model, &workload);
+        let path = crate::critical_path::of_command(model, &workload, affinity, 0).map(|(_, path)| path);
         // A loss of unknown size counts as one.
         let lost = model.lost();
         let lost_events = lost.events.saturating_add(lost.unknown_losses);
-        Profile { workload, stats, check, lost_events }
+        Profile { workload, stats, check, lost_events, latency, path }
+    }
+
+    /// The critical path's scheduler share of its known time; `None` without a path or
+    /// known time.
+    pub fn path_scheduler_share(&self) -> Option<f64> {
+        let breakdown = self.path.as_ref()?.breakdown;
+        (breakdown.known_ns() > 0).then(|| breakdown.scheduler_share())
     }
 
     /// The metrics of [`metric_catalog`], in its order (`None` where unknown).
@@ -198,6 +241,9 @@ impl Profile {
             Some(self.stats.uncertain_share()),
             Some(self.lost_events as f64),
         ]);
+        let wakeups = &self.latency.overall;
+        let percentile = |ns: u64| (wakeups.count > 0).then_some(ns as f64 / 1e9);
+        values.extend([percentile(wakeups.p50_ns), percentile(wakeups.p99_ns), self.path_scheduler_share()]);
         values
     }
 }
@@ -232,6 +278,13 @@ pub fn metric_catalog() -> Vec<MetricInfo> {
         metric("runqueue_wait_s", "s", "tasks spent {} time waiting in runqueues"),
         metric("uncertain_share", "share", "{} of the trace was uncertain (lost or unrecorded events)"),
         metric("lost_events", "count", "the kernel lost {} events"),
+        metric("wakeup_latency_p50_s", "s", "the median wakeup waited {} for a CPU"),
+        metric("wakeup_latency_p99_s", "s", "the slowest 1% of wakeups waited {} for a CPU (p99)"),
+        metric(
+            "critical_path_scheduler_share",
+            "share",
+            "the scheduler cost {} of the critical path's known time (runnable while an allowed core idled)",
+        ),
     ]);
     catalog
 }

@@ -5,6 +5,7 @@
 //! metric, strongest first, the strongest put in a sentence; the fastest and slowest runs
 //! and the command that compares them. Failed runs are listed, never counted.
 
+use crate::profile::metric_catalog;
 use crate::statistics::{self, MannWhitney, Quartiles};
 use documents::runs::{BootstrapSettings, MetricCorrelation, Results, RunsSummary, SettingTimes, VersusFirst};
 use std::fmt::Write as _;
@@ -217,6 +218,10 @@ impl SweepSummary {
                 .collect();
             let _ = writeln!(out, "  {reason}: {}", keys.join(", "));
         }
+        let unknown = unknown_metrics(results);
+        if !unknown.is_empty() {
+            let _ = writeln!(out, "  unknown, these results predate them: {}", unknown.join(", "));
+        }
         if results.settings.len() > 1 {
             let _ = writeln!(out, "  (all settings pooled: a setting's own effect counts in these)");
         }
@@ -295,6 +300,7 @@ impl SweepSummary {
             versus_first,
             correlations,
             sentence: self.sentence(results),
+            unknown_metrics: unknown_metrics(results),
             fastest_run: run(self.fastest),
             slowest_run: run(self.slowest),
             bootstrap: BootstrapSettings {
@@ -337,6 +343,16 @@ fn correlations(results: &Results, ok: &[usize]) -> Vec<Correlation> {
     let strength = |c: &Correlation| c.rho.map_or(-1.0, |r| r.0.abs());
     correlations.sort_by(|a, b| strength(b).total_cmp(&strength(a)).then(a.metric.cmp(&b.metric)));
     correlations
+}
+
+/// The metrics this schedlens gives a recorded run that recorded `results` do not hold
+/// (made by an older one): unknown, never computed after the fact nor guessed.
+pub fn unknown_metrics(results: &Results) -> Vec<String> {
+    if !results.recorded {
+        return Vec::new();
+    }
+    let held = |key: &str| results.metrics.iter().any(|m| m.key == key);
+    metric_catalog().into_iter().map(|m| m.key).filter(|key| !held(key)).collect()
 }
 
 /// `0.0031`, `< 0.0001`.

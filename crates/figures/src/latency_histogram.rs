@@ -14,6 +14,31 @@ pub struct Series {
     pub counts: Vec<u64>,
 }
 
+/// `latency --figure`'s figure (and the report's): the wakeup latency histograms of
+/// `series` over `latency`'s buckets, at its size.
+pub fn wakeup_latency_figure(title: &str, series: &[Series]) -> Scene {
+    latency_histogram(title, series, &analysis::latency::bucket_edges_ns(), 900.0, 260.0)
+}
+
+/// The series of a trace's commands as `latency` ranks them (largest p99 wakeup latency
+/// first), the first `top`, each named by its command after `prefix` (a trace's name,
+/// when several are drawn together).
+pub fn command_series(
+    distributions: &analysis::latency::Distributions,
+    prefix: Option<&str>,
+    top: usize,
+) -> Vec<Series> {
+    distributions
+        .commands_by_p99()
+        .into_iter()
+        .take(top)
+        .map(|(comm, wakeups)| Series {
+            name: prefix.map_or_else(|| comm.to_string(), |prefix| format!("{prefix}: {comm}")),
+            counts: wakeups.histogram.to_vec(),
+        })
+        .collect()
+}
+
 /// The figure: `series` over buckets whose lower edges are `edges_ns`, bars across a plot
 /// `width` pixels wide and `height` high. Only buckets some series has delays in (and
 /// those between them) are drawn.

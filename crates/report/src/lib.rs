@@ -1,7 +1,9 @@
 //! `schedlens report`: one self-contained HTML file that tells the story of one or several
 //! traces, to attach to a bug report or a mailing-list post — the trace and the machine,
 //! the timeline and running/waiting plot to zoom, pan and hover, `check`'s incidents
-//! linked to the timeline, per-command and per-CPU statistics, the migration heat map,
+//! linked to the timeline, the traced command's critical path (the sentence to quote and
+//! its parts) and the wakeup latency (its histogram per command, as `latency --figure`
+//! draws it), per-command and per-CPU statistics, the migration heat map,
 //! and with several traces the `compare` table (times then count from each trace's
 //! workload, as `compare` measures them). A run series (`schedlens runs`'s results,
 //! `series`) adds its statistics and figure, with its fastest and slowest runs as the
@@ -18,6 +20,7 @@ mod document;
 mod embed;
 mod page;
 mod series;
+mod why_slow;
 
 pub use embed::{Coverage, TILE_COLUMNS};
 pub use series::RunSeries;
@@ -30,6 +33,7 @@ use experiment::profile::WorkloadWindow;
 use model::{Marker, Nanos, Pid};
 use tiles::ShownTrace;
 use tiles::pyramid::Pyramid;
+use why_slow::WhySlow;
 
 /// One trace to report on, as the command line prepared it.
 pub struct ReportTrace {
@@ -72,6 +76,8 @@ struct Analysis {
     pyramid: Pyramid,
     /// Timeline tiles computed ahead.
     timelines: embed::Timelines,
+    /// The critical path and the wakeup latency.
+    why_slow: WhySlow,
 }
 
 impl Analysis {
@@ -108,6 +114,7 @@ impl Analysis {
                 let target = WorkloadWindow::of(model, trace.command_pid, false).critical_path_target()?;
                 Some(tiles::path::walk(&trace.shown, target, trace.affinity.as_ref()))
             });
+            let latencies = scope.spawn(|| analysis::latency::distributions(model, window, &filter));
             let pyramid = Pyramid::build(model, trace.shown.origin, &filter);
             (
                 findings.join().expect("check does not panic"),
@@ -115,12 +122,14 @@ impl Analysis {
                 (
                     stats.join().expect("stats do not panic"),
                     path.join().expect("the critical path does not panic"),
+                    latencies.join().expect("latency does not panic"),
                     pyramid,
                 ),
             )
         });
-        let (stats, path, pyramid) = rest;
-        Analysis { findings, stats, path, pyramid, timelines: timelines.into() }
+        let (stats, path, latencies, pyramid) = rest;
+        let why_slow = WhySlow::of(model, &trace.shown.name, path.as_ref(), latencies);
+        Analysis { findings, stats, path, pyramid, timelines: timelines.into(), why_slow }
     }
 }
 
@@ -132,6 +141,16 @@ pub enum Stage {
     /// Computing the tiles of trace `n`.
     Tiles(usize),
     Comparing,
+}
+
+/// An SVG scene as an image's `data:` URL.
+fn image(scene: render::Scene) -> String {
+    use base64::Engine;
+    let document = render::Document { pages: vec![scene] };
+    let mut svg = Vec::new();
+    render::write(&document, render::Format::Svg, &render::PngOptions::default(), &mut svg)
+        .expect("an SVG is written to memory");
+    format!("data:image/svg+xml;base64,{}", base64::engine::general_purpose::STANDARD.encode(svg))
 }
 
 /// Writes the report of `traces`, and of the run series they come from, if any (a
@@ -158,13 +177,34 @@ pub fn build(
         Vec::new()
     };
     let shell = page::Shell::new(traces, series, &analyses, &comparisons, options);
-    let mut bundle = Bundle::default();
     // The document is compressed last (it lists the tiles); its size without them, and
-    // room for its tile list, are kept aside.
+    // room for its tile list, are kept aside. That is an estimate: a file over the budget
+    // is made again with the tiles' share cut by what it was over.
     let reserve = shell.fixed_size() + document::estimate(traces, &analyses) + 64 * 1024;
-    let tile_budget = (options.size_budget.saturating_sub(reserve) / 4 * 3) / traces.len().max(1);
+    let mut tile_budget = (options.size_budget.saturating_sub(reserve) / 4 * 3) / traces.len().max(1);
+    loop {
+        let (html, coverage) = assemble(traces, &analyses, &shell, options, tile_budget, progress);
+        let over = html.len().saturating_sub(options.size_budget);
+        if over == 0 || tile_budget == 0 {
+            return Report { html, coverage };
+        }
+        // Tiles are base64 in the file: 4 bytes for every 3 of the budget.
+        tile_budget = tile_budget.saturating_sub((over / 4 * 3 + 1024) / traces.len().max(1));
+    }
+}
+
+/// The file with each trace's tiles embedded within `tile_budget` (compressed bytes).
+fn assemble(
+    traces: &[ReportTrace],
+    analyses: &[Analysis],
+    shell: &page::Shell,
+    options: &Options,
+    tile_budget: usize,
+    progress: &mut dyn FnMut(Stage),
+) -> (Vec<u8>, Vec<Coverage>) {
+    let mut bundle = Bundle::default();
     let mut coverage = Vec::with_capacity(traces.len());
-    for (n, (trace, analysis)) in traces.iter().zip(&analyses).enumerate() {
+    for (n, (trace, analysis)) in traces.iter().zip(analyses).enumerate() {
         progress(Stage::Tiles(n));
         let source = embed::TileSource {
             trace: n,
@@ -182,8 +222,7 @@ pub fn build(
         let budget = bundle.size() + tile_budget;
         coverage.push(embed::embed(&source, &mut bundle, budget, &incidents));
     }
-    let doc = document::document(traces, &analyses, &coverage, &bundle, options);
+    let doc = document::document(traces, analyses, &coverage, &bundle, options);
     bundle.add("doc".into(), doc.as_bytes());
-    let html = shell.finish(&bundle);
-    Report { html, coverage }
+    (shell.finish(&bundle), coverage)
 }

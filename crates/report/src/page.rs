@@ -11,6 +11,7 @@
 
 use crate::bundle::Bundle;
 use crate::series::{self, RunSeries};
+use crate::why_slow::{self, WhySlow};
 use crate::{Analysis, Options, ReportTrace};
 use analysis::check::Kind;
 use base64::Engine;
@@ -69,6 +70,9 @@ impl Shell {
             write_descriptions(&mut head, traces);
             write_timeline(&mut head);
             write_incidents(&mut head, traces, analyses);
+            let whys: Vec<&WhySlow> = analyses.iter().map(|a| &a.why_slow).collect();
+            why_slow::write_paths(&mut head, traces, &whys);
+            why_slow::write_latencies(&mut head, traces, &whys);
             write_statistics(&mut head, traces, analyses);
             write_migrations(&mut head, traces, analyses);
             write_comparisons(&mut head, comparisons);
@@ -99,9 +103,9 @@ impl Shell {
     }
 
     /// The whole file; the bundle's last part is the document.
-    pub fn finish(self, bundle: &Bundle) -> Vec<u8> {
+    pub fn finish(&self, bundle: &Bundle) -> Vec<u8> {
         let (_, offset, length) = bundle.parts().last().cloned().unwrap_or_default();
-        let mut out = self.head;
+        let mut out = self.head.clone();
         let _ = write!(out, " data-doc=\"{offset},{length}\">");
         out.push_str(&bundle.base64());
         out.push_str(&self.tail);
@@ -144,6 +148,8 @@ fn write_header(out: &mut String, names: &[&str], series: bool, traces: usize) {
             ("trace", "Trace and machine"),
             ("timeline", "Timeline"),
             ("incidents", "Incidents"),
+            ("critical-path", "Critical path"),
+            ("latency", "Wakeup latency"),
             ("statistics", "Statistics"),
             ("migrations", "Migrations"),
         ]);
@@ -397,7 +403,9 @@ pub struct Named {
 
 /// The first trace compared with each other one, as `schedlens compare` compares them.
 pub fn comparisons(traces: &[ReportTrace]) -> Vec<Named> {
-    let profile = |t: &ReportTrace| Profile::of(&t.shown.model, t.shown.topology.as_ref(), t.command_pid, false);
+    let profile = |t: &ReportTrace| {
+        Profile::of(&t.shown.model, t.shown.topology.as_ref(), t.affinity.as_ref(), t.command_pid, false)
+    };
     let first = profile(&traces[0]);
     traces[1..]
         .iter()
@@ -435,7 +443,7 @@ fn write_comparisons(out: &mut String, comparisons: &[Named]) {
         }
         out.push_str("</tr></thead><tbody>\n");
         for row in c.rows.iter().take(COMPARISON_ROWS) {
-            let digits = if row.unit == MeasureUnit::Seconds { 6 } else { 0 };
+            let digits = if row.unit == MeasureUnit::Count { 0 } else { 6 };
             let share = c.share(row);
             let _ = writeln!(
                 out,
@@ -453,7 +461,7 @@ fn write_comparisons(out: &mut String, comparisons: &[Named]) {
 }
 
 /// Seconds with six decimals (`-` sign kept).
-fn seconds(ns: i64) -> String {
+pub(crate) fn seconds(ns: i64) -> String {
     let sign = if ns < 0 { "-" } else { "" };
     let ns = ns.unsigned_abs();
     format!("{sign}{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000)

@@ -2,11 +2,12 @@
 //! settings, each setting's running times and each against the first as `runs`'s summary
 //! computes them (median, IQR, bootstrap interval, Mann-Whitney U), the scheduler
 //! metrics that went with slower runs, the sorted running times as the figure `runs`
-//! draws (an SVG image), and every run. When the runs were recorded, the report's
+//! draws (an SVG image), and every run (recorded runs with their p50 and p99 wakeup
+//! latency and the critical path's scheduler share, `unknown` in results made before
+//! schedlens measured them). When the runs were recorded, the report's
 //! traces are the fastest and the slowest run, side by side with `compare`'s table.
 
 use crate::page::{escape, td, th};
-use base64::Engine;
 use documents::runs::Results;
 use experiment::figure::running_times_figure;
 use experiment::statistics;
@@ -163,15 +164,10 @@ fn write_settings(out: &mut String, summary: &SweepSummary) {
 
 /// The sorted running times, as `runs` draws them, as an SVG image.
 fn write_figure(out: &mut String, results: &Results) {
-    let document = render::Document { pages: vec![running_times_figure(results)] };
-    let mut svg = Vec::new();
-    if render::write(&document, render::Format::Svg, &render::PngOptions::default(), &mut svg).is_err() {
-        return;
-    }
     let _ = writeln!(
         out,
-        "<h3>Running times, sorted</h3>\n<img class=\"running-times\" alt=\"the runs' running times, sorted, one series per setting\" src=\"data:image/svg+xml;base64,{}\">",
-        base64::engine::general_purpose::STANDARD.encode(svg)
+        "<h3>Running times, sorted</h3>\n<img class=\"running-times\" alt=\"the runs' running times, sorted, one series per setting\" src=\"{}\">",
+        crate::image(running_times_figure(results))
     );
 }
 
@@ -203,14 +199,45 @@ fn write_correlations(out: &mut String, results: &Results, summary: &SweepSummar
             }
         }
     }
+    for key in experiment::summary::unknown_metrics(results) {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td>{}<td>unknown: these results predate it</td></tr>",
+            escape(&key),
+            td(f64::NAN, "-")
+        );
+    }
     out.push_str("</tbody></table></div>\n");
 }
 
-/// Every run, in the order they ran.
+/// The metrics the run list shows of recorded runs: key, column title, scale.
+const LISTED_METRICS: [(&str, &str, f64); 3] = [
+    ("wakeup_latency_p50_s", "wakeup p50 (ms)", 1e3),
+    ("wakeup_latency_p99_s", "wakeup p99 (ms)", 1e3),
+    ("critical_path_scheduler_share", "scheduler share of the critical path (%)", 1e2),
+];
+
+/// A listed metric's cells of a run: its value, or `unknown` where the run has none or
+/// the results predate the metric.
+fn metric_cells(results: &Results, run: &documents::runs::SweepRun) -> String {
+    LISTED_METRICS
+        .iter()
+        .map(|(key, _, scale)| {
+            let index = results.metrics.iter().position(|m| m.key == *key);
+            match index.and_then(|i| run.metrics.get(i).copied().flatten()) {
+                Some(value) => td(value, &format!("{:.3}", value * scale)),
+                None => td(f64::NAN, "unknown"),
+            }
+        })
+        .collect()
+}
+
+/// Every run, in the order they ran; recorded runs with their wakeup latency and the
+/// critical path's scheduler share.
 fn write_run_list(out: &mut String, results: &Results, summary: &SweepSummary) {
     let _ = writeln!(out, "<h3>Every run</h3>");
     out.push_str("<div class=\"table-box\"><table class=\"stats sortable\" id=\"run-list\"><thead><tr>");
-    for (text, numeric) in [
+    let mut columns = vec![
         ("run", true),
         ("setting", false),
         ("repetition", true),
@@ -219,7 +246,11 @@ fn write_run_list(out: &mut String, results: &Results, summary: &SweepSummary) {
         ("sys (s)", true),
         ("exit", false),
         ("trace", false),
-    ] {
+    ];
+    if results.recorded {
+        columns.extend(LISTED_METRICS.iter().map(|(_, title, _)| (*title, true)));
+    }
+    for (text, numeric) in columns {
         out.push_str(&th(text, numeric));
     }
     out.push_str("</tr></thead><tbody>\n");
@@ -233,7 +264,7 @@ fn write_run_list(out: &mut String, results: &Results, summary: &SweepSummary) {
         };
         let _ = writeln!(
             out,
-            "<tr{}><td data-v=\"{}\">{}{role}</td><td>{}</td>{}{}{}{}<td>{}</td><td>{}</td></tr>",
+            "<tr{}><td data-v=\"{}\">{}{role}</td><td>{}</td>{}{}{}{}<td>{}</td><td>{}</td>{}</tr>",
             if run.ok { "" } else { " class=\"failed\"" },
             run.order,
             run.order,
@@ -244,6 +275,7 @@ fn write_run_list(out: &mut String, results: &Results, summary: &SweepSummary) {
             td(run.sys_s, &format!("{:.4}", run.sys_s)),
             escape(&run.exit),
             escape(run.trace.as_deref().unwrap_or("")),
+            if results.recorded { metric_cells(results, run) } else { String::new() },
         );
     }
     out.push_str("</tbody></table></div>\n");

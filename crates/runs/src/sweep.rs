@@ -281,9 +281,10 @@ pub fn profile_of(path: &Path) -> Result<Profile, RunsError> {
     let trace = inputs::Input::open(path)?;
     let (model, _) = model::Model::build(&trace, model::Detail::FULL, &mut |_| {})?;
     let context = trace.recorded_context().unwrap_or_default();
+    let affinity = analysis::check::Affinity::recorded(&context);
     let topology = context.topology.and_then(|text| model::Topology::from_lscpu(&text).ok());
     let pid = context.pid.map(|p| model::Pid(p as i32)).or_else(|| perf_command(&model));
-    Ok(Profile::of(&model, topology.as_ref(), pid, false))
+    Ok(Profile::of(&model, topology.as_ref(), affinity.as_ref(), pid, false))
 }
 
 /// The command `perf record` ran (perf.data stores no pid): perf's child is named

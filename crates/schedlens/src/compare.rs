@@ -1,13 +1,15 @@
 //! `schedlens compare A.dat B.dat`: the schedgraph paper's comparison of the fastest
 //! and the slowest run. Each trace's workload (from the end of its initial sleep to the
 //! traced command's exit) is drawn as a timeline and a running/waiting plot on one time
-//! scale, and what differs is listed — per command, per CPU, per kind of incident —
+//! scale, and what differs is listed — per command (with its wakeup latency's p50 and
+//! p99), per CPU, per kind of incident, and the critical path's parts side by side —
 //! ranked by how much of the difference in running time it accounts for, as text or
 //! JSON on stdout and as a figure (the plots, then the differences as bars).
 
 use crate::Outcome;
 use crate::common::load_model;
 use crate::figure::OutputArgs;
+use analysis::check::Affinity;
 use anyhow::Result;
 use experiment::compare::{Comparison, MeasureUnit, compare};
 use experiment::profile::Profile;
@@ -61,7 +63,8 @@ fn side(path: &Path, args: &Args) -> Result<Side> {
     let model = &loaded.model;
     let topology = crate::topology::topology_of(args.topology.as_deref(), &loaded.trace, model.cpus().len())?;
     let pid = loaded.trace.command_pid();
-    let profile = Profile::of(model, topology.as_ref(), pid, args.all_tasks);
+    let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+    let profile = Profile::of(model, topology.as_ref(), affinity.as_ref(), pid, args.all_tasks);
     Ok(Side { path: path.to_path_buf(), loaded, profile })
 }
 
@@ -128,17 +131,22 @@ fn figure_pages(args: &Args, sides: &[Side; 2], comparison: &Comparison, format:
         .take(args.top)
         .map(|r| (r.what.clone(), r.delta()))
         .collect();
-    let note = format!(
+    let mut notes = vec![format!(
         "A {:.4} s, B {:.4} s: B - A = {:+.4} s (dashed line); red: B more, blue: B less",
         comparison.running_a,
         comparison.running_b,
         comparison.difference()
-    );
+    )];
+    for (name, path) in ["A", "B"].iter().zip(&comparison.paths) {
+        if let Some(path) = path {
+            notes.push(format!("{name}'s critical path: {}", experiment::critical_path::sentence(path)));
+        }
+    }
     pages.push(difference_bars(
         "What differs in time (B - A)",
         &bars,
         comparison.difference(),
-        &[note],
+        &notes,
         args.output.width.min(700.0),
     ));
     pages

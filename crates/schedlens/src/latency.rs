@@ -11,16 +11,22 @@ use analysis::latency::{self, Group, Latencies, Summary, bucket_edges_ns};
 use analysis::perf_sched::{self, PerfSched};
 use anyhow::Result;
 use documents::latency::{LatencyGroup, LatencyMax, LatencyReport, LatencyRow, LatencySummary, PerfLatencyRow};
-use figures::latency_histogram::{Series, latency_histogram};
+use figures::latency_histogram::{Series, wakeup_latency_figure};
 use inputs::Input;
 use model::{Detail, Model, Nanos, TaskId};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:\n  \
+                        schedlens latency run.dat --top 10\n  \
+                        schedlens latency run.dat --task 4242\n  \
+                        schedlens latency before.dat after.dat --after-sleep --figure shift.svg   (each trace's commands on one scale)")]
 pub struct Args {
-    /// The trace file (trace.dat, perf.data or Perfetto).
-    trace: PathBuf,
+    /// The trace file (trace.dat, perf.data or Perfetto); several for text tables one
+    /// after the other and one figure comparing them (--figure).
+    #[arg(required = true, value_name = "TRACE")]
+    traces: Vec<PathBuf>,
     #[command(flatten)]
     window: WindowArgs,
     /// One row per command name, per task, or per CPU the tasks ran on.
@@ -41,8 +47,10 @@ pub struct Args {
     /// waits and who held the CPU while it waited (text).
     #[arg(long, value_name = "PID|NAME", conflicts_with_all = ["perf", "per_switch"])]
     task: Option<String>,
-    /// Also draw the wakeup latency histograms of the rows (the first 6, or --top) as a
-    /// figure; the extension (.pdf, .svg, .png) picks the format.
+    /// Also draw the wakeup latency histograms of the rows (the first 6, or --top; with
+    /// several traces, the first 6 of them all shared out, or --top of each) as a figure,
+    /// one series per trace and row on one scale; the extension (.pdf, .svg, .png) picks
+    /// the format.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["perf", "per_switch"])]
     figure: Option<PathBuf>,
 }
@@ -61,68 +69,95 @@ enum Format {
     Json,
 }
 
+/// Rows of each trace drawn by default, shared out among the traces.
+const FIGURE_ROWS: usize = 6;
+
 pub fn run(args: Args) -> Result<Outcome> {
     args.window.validate()?;
+    let figure_format = args.figure.as_deref().map(figure_format).transpose()?;
+    let several = args.traces.len() > 1;
+    if several && (args.perf || args.per_switch || args.task.is_some() || args.format != Format::Text) {
+        return Err(crate::usage(
+            "several traces are read for text tables and --figure only; give --perf, --per-switch, --task, --format csv and json one trace",
+        ));
+    }
     if args.perf || args.per_switch {
-        return run_perf(&args);
+        return run_perf(&args, &args.traces[0]);
     }
-    let loaded = load_model(&args.trace, Detail::FULL)?;
-    let model = &loaded.model;
-    let (window, origin) = args.window.resolve(model, &args.trace)?;
-    let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
-    let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref());
-    if let Some(wanted) = &args.task {
-        let tasks = tasks_named(model, wanted);
-        if tasks.is_empty() {
-            return Err(crate::usage(format!("--task {wanted}: no task has that pid or name in the trace")));
+    let figure_rows = args.top.unwrap_or(FIGURE_ROWS.div_ceil(args.traces.len()));
+    let mut series = Vec::new();
+    let mut outcome = Outcome::Complete;
+    for (n, trace) in args.traces.iter().enumerate() {
+        let loaded = load_model(trace, Detail::FULL)?;
+        if outcome == Outcome::Complete {
+            outcome = loaded.outcome;
         }
+        let model = &loaded.model;
+        let (window, origin) = args.window.resolve(model, trace)?;
+        let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+        let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref());
         let mut out = std::io::stdout().lock();
-        print_task(&mut out, model, &latencies, &tasks, origin, args.top.unwrap_or(10))?;
-        return Ok(loaded.outcome);
-    }
-    let mut rows = rows(model, &latencies, args.by);
-    rows.sort_by(|a, b| b.1.wakeups.p99_ns.cmp(&a.1.wakeups.p99_ns).then_with(|| a.0.cmp(&b.0)));
-    rows.truncate(args.top.unwrap_or(usize::MAX));
-    if let Some(path) = &args.figure {
-        write_figure(path, &args.trace, &rows[..rows.len().min(args.top.unwrap_or(6))])?;
-    }
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Text => print_text(&mut out, model, &latencies, &rows, origin, args.by)?,
-        Format::Csv => print_csv(&mut out, &rows)?,
-        Format::Json => {
-            let document = report(model, &latencies, &rows);
-            writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+        if let Some(wanted) = &args.task {
+            let tasks = tasks_named(model, wanted);
+            if tasks.is_empty() {
+                return Err(crate::usage(format!("--task {wanted}: no task has that pid or name in the trace")));
+            }
+            print_task(&mut out, model, &latencies, &tasks, origin, args.top.unwrap_or(10))?;
+            return Ok(loaded.outcome);
+        }
+        let mut rows = rows(model, &latencies, args.by);
+        rows.sort_by(|a, b| b.1.wakeups.p99_ns.cmp(&a.1.wakeups.p99_ns).then_with(|| a.0.cmp(&b.0)));
+        rows.truncate(args.top.unwrap_or(usize::MAX));
+        let name = file_name(trace);
+        series.extend(figure_series(&rows[..rows.len().min(figure_rows)], several.then_some(name.as_str())));
+        if several {
+            writeln!(out, "{}==> {} <==", if n == 0 { "" } else { "\n" }, trace.display())?;
+        }
+        match args.format {
+            Format::Text => print_text(&mut out, model, &latencies, &rows, origin, args.by)?,
+            Format::Csv => print_csv(&mut out, &rows)?,
+            Format::Json => {
+                let document = report(model, &latencies, &rows);
+                writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+            }
         }
     }
-    Ok(loaded.outcome)
+    if let (Some(path), Some(format)) = (&args.figure, figure_format) {
+        let names: Vec<String> = args.traces.iter().map(|t| file_name(t)).collect();
+        let title = format!("{}: wakeup latency", names.join(", "));
+        let png = render::PngOptions::from_dpi(96.0);
+        let scene = wakeup_latency_figure(&title, &series);
+        crate::figure::write_document(path, format, &png, render::Document { pages: vec![scene] })?;
+    }
+    Ok(outcome)
 }
 
-/// `--figure`: the rows' wakeup latency histograms side by side.
-fn write_figure(path: &std::path::Path, trace: &std::path::Path, rows: &[KeyedRow<'_>]) -> Result<()> {
+/// `--figure`'s format, from its extension.
+fn figure_format(path: &Path) -> Result<render::Format> {
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let Some(format) = render::Format::from_extension(extension) else {
-        return Err(crate::usage(format!(
-            "{}: unknown figure format {extension:?}; use .pdf, .svg or .png",
-            path.display()
-        )));
-    };
-    let series: Vec<Series> = rows
-        .iter()
+    render::Format::from_extension(extension).ok_or_else(|| {
+        crate::usage(format!("{}: unknown figure format {extension:?}; use .pdf, .svg or .png", path.display()))
+    })
+}
+
+fn file_name(trace: &Path) -> String {
+    trace.file_name().map_or_else(|| trace.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The rows' wakeup latency histograms as the figure's series, named after `trace` when
+/// several traces are drawn.
+fn figure_series(rows: &[KeyedRow<'_>], trace: Option<&str>) -> Vec<Series> {
+    rows.iter()
         .map(|(key, group)| {
             let name = match (&key.comm, key.pid, key.cpu) {
                 (Some(comm), Some(pid), _) => format!("{comm} {pid}"),
                 (Some(comm), None, _) => comm.clone(),
                 (_, _, cpu) => format!("CPU {}", cpu.unwrap_or(0)),
             };
+            let name = trace.map_or(name.clone(), |trace| format!("{trace}: {name}"));
             Series { name, counts: group.wakeups.histogram.to_vec() }
         })
-        .collect();
-    let name = trace.file_name().map_or_else(|| trace.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let title = format!("{name}: wakeup latency");
-    let scene = latency_histogram(&title, &series, &bucket_edges_ns(), 900.0, 260.0);
-    let png = render::PngOptions::from_dpi(96.0);
-    crate::figure::write_document(path, format, &png, render::Document { pages: vec![scene] })
+        .collect()
 }
 
 /// The tasks of a pid, or ever named `wanted`.
@@ -475,8 +510,8 @@ fn summary_document(model: &Model, summary: &Summary) -> LatencySummary {
 }
 
 /// `--perf` and `--per-switch`: perf's definitions over the whole trace.
-fn run_perf(args: &Args) -> Result<Outcome> {
-    let loaded = load_model(&args.trace, Detail::SEGMENTS)?;
+fn run_perf(args: &Args, trace: &Path) -> Result<Outcome> {
+    let loaded = load_model(trace, Detail::SEGMENTS)?;
     let perf = match &loaded.trace {
         Input::TraceDat(source) => perf_sched::read(source),
         Input::PerfData(source) => perf_sched::read(source),

@@ -177,3 +177,42 @@ fn who_held_the_cpu_while_a_task_waited() {
         holders.antagonists.iter().map(|a| (pid(&model, a.task), a.held_ns, a.kernel_thread)).collect();
     assert_eq!(one, held(&[task(2)]));
 }
+
+/// `distributions` gives `compute`'s delays without their causes: the same commands,
+/// the same counts, sums, histograms, percentiles and largest delays, over all and per
+/// command, on the scenarios and on real traces (local, lost events, 64 CPUs).
+#[test]
+fn distributions_are_the_delays_of_compute_without_their_causes() {
+    let same = |model: &Model, what: &str| {
+        let window = Window::new(model.start(), model.end() + Nanos(1));
+        let filter = TaskFilter::default();
+        let (full, bare) =
+            (latency::compute(model, window, &filter, None), latency::distributions(model, window, &filter));
+        let agree = |s: &latency::Summary, d: &latency::Distribution, name: &str| {
+            let summary = (s.count, s.total_ns, s.histogram, s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns);
+            let distribution = (d.count, d.total_ns, d.histogram, d.p50_ns, d.p90_ns, d.p99_ns, d.p999_ns);
+            assert_eq!(summary, distribution, "{what}: {name}");
+            assert_eq!(s.worst.map_or(0, |w| w.latency_ns), d.max_ns, "{what}: {name}");
+        };
+        agree(&full.overall.wakeups, &bare.wakeups, "wakeups");
+        agree(&full.overall.preemptions, &bare.preemptions, "preemptions");
+        let names = |rows: Vec<&str>| rows.join(",");
+        assert_eq!(
+            names(full.by_command.iter().map(|(c, _)| c.as_str()).collect()),
+            names(bare.by_command.iter().map(|(c, _)| c.as_str()).collect()),
+            "{what}: the commands"
+        );
+        for ((comm, group), (_, wakeups)) in full.by_command.iter().zip(&bare.by_command) {
+            agree(&group.wakeups, wakeups, comm);
+        }
+    };
+    same(&wakeups_and_a_preemption(), "wakeups and a preemption");
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
+    for name in
+        ["hackbench-v7zstd.dat", "lost-events-v7zstd.dat", "barrier-pinned-record.dat", "manycore/hackbench64-lost.dat"]
+    {
+        let trace = tracedat::Trace::open(traces.join(name)).unwrap();
+        let (model, _) = Model::build(&trace, model::Detail::FULL, &mut |_| {}).unwrap();
+        same(&model, name);
+    }
+}

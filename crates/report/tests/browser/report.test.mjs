@@ -1,7 +1,8 @@
 // `schedlens report` in a real browser: Debian's Chromium, headless, over the DevTools
 // protocol (crates/tiles/tests/browser/cdp.mjs), offline. A report of real fixtures is opened from
 // file:// and must draw completely, zoom, hover, link incidents to the timeline, sort
-// tables and draw the heat map, with no request leaving the page.
+// tables, draw the heat map and the latency histogram, and quote the critical path, with
+// no request leaving the page.
 //
 //   SCHEDLENS_BIN=target/debug/schedlens node --test crates/report/tests/browser/
 
@@ -140,6 +141,10 @@ describe('schedlens report in Chromium', { skip }, () => {
     assert.ok(requests.includes(url), `the page's own load is seen: ${requests.slice(0, 3)}`);
     const outside = requests.filter((r) => r !== url && !r.startsWith('data:'));
     assert.deepEqual(outside, [], 'no request leaves the page');
+    // Why it was slow: critical-path's sentence and parts, latency --figure's histogram.
+    assert.match(await page.evaluate("document.querySelector('#critical-path p.quote').textContent"), /^of the .* running, .* runnable while a core idled.*: the scheduler cost at most \d+%/);
+    assert.equal(await page.evaluate("document.querySelectorAll('#critical-path table.path-parts tbody tr').length"), 7);
+    assert.ok(await page.evaluate("(() => { const img = document.querySelector('img.latency-histogram'); return img.complete && img.naturalWidth > 100; })()"), 'the latency histogram is drawn');
     assert.deepEqual(page.errors, []);
     await page.close();
   });
@@ -171,13 +176,17 @@ describe('schedlens report in Chromium', { skip }, () => {
     const incident = await page.evaluate('window.schedlens.incidents[0].incidents[0]');
     const window = await page.evaluate('window.schedlens.state.window');
     assert.ok(window[0] <= incident.start && window[1] >= incident.end, 'the timeline shows the incident');
-    const first = () => page.evaluate("document.querySelector('table.sortable tbody tr td').textContent");
-    const order = async () => page.evaluate("[...document.querySelector('table.sortable').tBodies[0].rows].map((r) => Number(r.cells[3].dataset.v))");
-    await page.evaluate("document.querySelector('table.sortable th:nth-child(4)').click()");
+    const first = () => page.evaluate("document.querySelector('#statistics table.sortable tbody tr td').textContent");
+    const order = async () => page.evaluate("[...document.querySelector('#statistics table.sortable').tBodies[0].rows].map((r) => Number(r.cells[3].dataset.v))");
+    await page.evaluate("document.querySelector('#statistics table.sortable th:nth-child(4)').click()");
     const switches = await order();
     assert.deepEqual(switches, [...switches].sort((a, b) => b - a), 'sorted by switches, most first');
-    await page.evaluate("document.querySelector('table.sortable th:nth-child(1)').click()");
-    assert.ok((await first()) <= (await page.evaluate("document.querySelector('table.sortable tbody tr:last-child td').textContent")));
+    await page.evaluate("document.querySelector('#statistics table.sortable th:nth-child(1)').click()");
+    assert.ok((await first()) <= (await page.evaluate("document.querySelector('#statistics table.sortable tbody tr:last-child td').textContent")));
+    // The latency table sorts too: by p99, largest first.
+    await page.evaluate("document.querySelector('table.latency-commands th:nth-child(5)').click()");
+    const p99 = await page.evaluate("[...document.querySelector('table.latency-commands').tBodies[0].rows].map((r) => Number(r.cells[4].dataset.v))");
+    assert.ok(p99.length > 1 && p99.every((v, i) => i === 0 || p99[i - 1] >= v), `sorted by p99: ${p99}`);
     const heat = await page.evaluate("(() => { const c = document.querySelector('canvas.migration-map'); return c.width > 0 && c.height > 0; })()");
     assert.ok(heat);
     assert.deepEqual(page.errors, []);
@@ -218,6 +227,8 @@ describe('schedlens report in Chromium', { skip }, () => {
     assert.deepEqual(settings.slice(0, 4), ['as found', '2', '1', '0.2800'], 'n, failed and median as runs computes them');
     assert.ok(await page.evaluate("(() => { const img = document.querySelector('img.running-times'); return img.complete && img.naturalWidth > 100; })()"), 'the figure is drawn');
     assert.equal(await page.evaluate("document.querySelectorAll('#run-list tbody tr').length"), 3);
+    const latencyCells = await page.evaluate("[...document.querySelectorAll('#run-list tbody tr:first-child td')].slice(-3).map((td) => td.textContent)");
+    assert.deepEqual(latencyCells, ['unknown', 'unknown', 'unknown'], 'results without the latency metrics say unknown');
     assert.equal(await page.evaluate('window.schedlens.views.length'), 2, 'fastest and slowest');
     assert.ok((await painted(page, 0)) > 0.01 && (await painted(page, 1)) > 0.01, 'both timelines are drawn');
     assert.equal(await page.evaluate("document.querySelector('#viewer').dataset.complete"), '1');

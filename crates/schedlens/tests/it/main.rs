@@ -3,6 +3,7 @@
 
 mod check;
 mod common;
+mod compare;
 mod critical_path;
 mod damaged;
 mod errors;

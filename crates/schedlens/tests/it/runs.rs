@@ -322,6 +322,25 @@ fn a_recorded_sweep_gets_metrics_and_its_extremes_compare() {
             results["metrics"].as_array().unwrap().iter().position(|m| m["key"] == "context_switches").unwrap();
         assert!(metrics[switches].as_f64().unwrap() > 100.0, "hackbench switches: {run}");
         assert!(out.join(run["trace"].as_str().unwrap()).exists());
+        let metric = |key: &str| {
+            let index = results["metrics"].as_array().unwrap().iter().position(|m| m["key"] == key).unwrap();
+            metrics[index].as_f64().unwrap_or_else(|| panic!("{key} is known: {run}"))
+        };
+        let (p50, p99) = (metric("wakeup_latency_p50_s"), metric("wakeup_latency_p99_s"));
+        assert!(0.0 < p50 && p50 <= p99 && p99 < 1.0, "hackbench's wakeup latency: {p50} {p99}");
+        assert!((0.0..=1.0).contains(&metric("critical_path_scheduler_share")), "{run}");
+    }
+    let csv = read(&out.join("results.csv"));
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",wakeup_latency_p50_s,wakeup_latency_p99_s,critical_path_scheduler_share")
+    );
+    let correlated = json(&out.join("summary.json"))["correlations"].as_array().unwrap().clone();
+    for key in ["wakeup_latency_p99_s", "critical_path_scheduler_share"] {
+        let c = correlated.iter().find(|c| c["metric"] == key).unwrap_or_else(|| panic!("{key} is correlated"));
+        assert_eq!(c["n"], 4, "{c}");
     }
     let summary = json(&out.join("summary.json"));
     let trace = |key: &str| {
