@@ -96,9 +96,15 @@ impl Breakdown {
     /// said beside the share when there is one (the share stands on the known time).
     pub fn sentence(&self) -> String {
         let wall_ns = self.total_ns();
-        // Seconds to two places, or for a wall time under 10 ms (where that says "0.00 s")
-        // the unit that suits each.
-        let time = |ns: u64| if wall_ns < 10_000_000 { duration(ns) } else { format!("{:.2} s", ns as f64 / 1e9) };
+        // One unit for every part, fine enough that no part the share counts reads as
+        // zero: seconds to two places from 10 s (a hundredth of a second is under 0.1% of
+        // the wall time), milliseconds to one place from 10 ms, and under 10 ms the unit
+        // that suits each part.
+        let time = |ns: u64| match wall_ns {
+            0..10_000_000 => duration(ns),
+            10_000_000..10_000_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+            _ => format!("{:.2} s", ns as f64 / 1e9),
+        };
         let share = 100.0 * self.scheduler_share();
         let head = format!(
             "of the {}, {} running, {} runnable while a core idled",

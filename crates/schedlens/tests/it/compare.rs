@@ -39,7 +39,7 @@ fn compare_sets_the_critical_paths_side_by_side_text() {
     let figure = temp("compare-pinned.svg");
     let text = success(&["compare", PINNED, UNPINNED, "-o", &figure, "--stack"]);
     let shown = String::from_utf8_lossy(&text);
-    assert!(shown.contains("  A: of the 0.16 s, 0.05 s running,"), "A's sentence to quote: {shown}");
+    assert!(shown.contains("  A: of the 157.9 ms, 54.3 ms running,"), "A's sentence to quote: {shown}");
     assert!(shown.contains("barrier: wakeup p99"), "the latency shifts: {shown}");
     check_golden("compare-barrier-pinned.txt", &text);
     let svg = std::fs::read_to_string(&figure).unwrap();
