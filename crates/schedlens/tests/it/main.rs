@@ -8,6 +8,7 @@ mod damaged;
 mod errors;
 mod export;
 mod figures;
+mod fleet;
 mod latency;
 mod perf;
 mod perfetto;
