@@ -10,6 +10,7 @@
 pub mod check;
 pub mod compare;
 pub mod critical_path;
+pub mod dataset;
 pub mod latency;
 pub mod page;
 pub mod runs;
@@ -57,6 +58,10 @@ pub fn catalogue() -> Vec<Entry> {
             "`schedlens latency --perf --format json`, on stdout: an array of rows, one per task, as `perf sched latency -p` computes them",
         ),
         entry::<compare::TraceComparison>("compare", "`schedlens compare A B --format json`, on stdout"),
+        entry::<dataset::Dataset>(
+            "parquet dataset",
+            "`_schedlens.json` at the root of a `schedlens export --format parquet` dataset",
+        ),
         entry::<runs::Results>("runs results", "`results.json` in a `schedlens runs` results directory"),
         entry::<runs::RunsSummary>("runs summary", "`summary.json` in a `schedlens runs` results directory"),
         entry::<watch::WatchIncident>(

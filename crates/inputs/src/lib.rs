@@ -45,14 +45,20 @@ const SNIFF_BYTES: u64 = 32;
 /// the start of a plausible Perfetto packet; anything else goes to trace.dat's reader,
 /// which says what is wrong with it.
 pub fn kind_of(first_bytes: &[u8]) -> Kind {
+    named_kind(first_bytes).unwrap_or(Kind::TraceDat)
+}
+
+/// The format a file's first bytes name, if they name one (a Perfetto trace has no magic:
+/// its first bytes only look like a packet, as many files' do).
+pub fn named_kind(first_bytes: &[u8]) -> Option<Kind> {
     if first_bytes.starts_with(TRACE_DAT_MAGIC) {
-        Kind::TraceDat
+        Some(Kind::TraceDat)
     } else if perfdata::endian_of_magic(first_bytes).is_some() {
-        Kind::PerfData
+        Some(Kind::PerfData)
     } else if pftrace::looks_like_perfetto(first_bytes) {
-        Kind::Perfetto
+        Some(Kind::Perfetto)
     } else {
-        Kind::TraceDat
+        None
     }
 }
 
@@ -60,11 +66,16 @@ impl Kind {
     /// The format of a file by its first bytes (trace.dat when it cannot be read: its
     /// reader then says why).
     pub fn of_file(path: &Path) -> Kind {
+        Kind::named_by_file(path).unwrap_or(Kind::TraceDat)
+    }
+
+    /// The format a file's first bytes name ([`named_kind`]); `None` when they name none
+    /// or the file cannot be opened.
+    pub fn named_by_file(path: &Path) -> Option<Kind> {
         let mut first = Vec::with_capacity(SNIFF_BYTES as usize);
-        if let Ok(file) = std::fs::File::open(path) {
-            let _ = file.take(SNIFF_BYTES).read_to_end(&mut first);
-        }
-        kind_of(&first)
+        let file = std::fs::File::open(path).ok()?;
+        let _ = file.take(SNIFF_BYTES).read_to_end(&mut first);
+        named_kind(&first)
     }
 }
 

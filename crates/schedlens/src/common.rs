@@ -90,8 +90,14 @@ pub struct Loaded {
 /// Opens a trace and builds its model with the tables `detail` asks for, showing
 /// progress and printing warnings.
 pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
+    load_model_showing(path, detail, true)
+}
+
+/// [`load_model`], with its progress bar only if `show_progress` (traces loaded side by
+/// side share one bar of their own).
+pub fn load_model_showing(path: &Path, detail: Detail, show_progress: bool) -> Result<Loaded> {
     let trace = open_trace(path)?;
-    let progress = Progress::bytes(trace.data_size(), "reading");
+    let progress = if show_progress { Progress::bytes(trace.data_size(), "reading") } else { Progress::hidden() };
     // Each container's own stream, so the model's hot loop is built for it.
     let built = match &trace {
         Input::TraceDat(source) => Model::build(source, detail, &mut |done| progress.set(done)),

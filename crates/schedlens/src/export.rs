@@ -2,6 +2,9 @@
 //! Perfetto (`.pftrace`), Parquet tables for DuckDB and Spark, OTF2 for Vampir (built with
 //! the `otf2` feature). The writers live in the `export` crate; this is the glue.
 
+mod dataset;
+mod traces;
+
 use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model, open_trace};
 use crate::progress::Progress;
@@ -15,16 +18,19 @@ use tracedat::EventSource;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The trace.dat files (several only with --format parquet, into one directory).
+    /// The traces (trace.dat, perf.data, Perfetto): files, directories (every trace file
+    /// under them) or quoted glob patterns; several only with --format parquet, into one
+    /// dataset.
     #[arg(required = true)]
     traces: Vec<PathBuf>,
     #[arg(long, value_enum)]
     format: Format,
-    /// The output: a file for perfetto, a directory for parquet and otf2.
+    /// The output: a file for perfetto, a directory for parquet (a dataset traces are
+    /// added to) and otf2.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
-    /// Parquet: the trace's partition name (`trace=NAME`); default the file name
-    /// without `.dat`.
+    /// Parquet, one trace: its partition name (`trace=NAME`); default the file name
+    /// without its ending, `-` and a hash of its absolute path (see docs/export.md).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     #[command(flatten)]
@@ -48,19 +54,17 @@ pub fn run(args: Args) -> Result<Outcome> {
     if !(args.min_lost.is_finite() && args.min_lost >= 0.0) {
         bail!("--min-lost {} must be a number of milliseconds, 0 or more", args.min_lost);
     }
-    if args.traces.len() > 1 && args.format != Format::Parquet {
+    let traces = traces::expand(&args.traces)?;
+    if traces.len() > 1 && args.format != Format::Parquet {
         bail!("several traces can only be exported with --format parquet (one directory, a partition each)");
     }
-    if args.traces.len() > 1 && args.name.is_some() {
+    if traces.len() > 1 && args.name.is_some() {
         bail!("--name names one trace; several traces are named after their files");
     }
-    let mut outcome = Outcome::Complete;
-    for path in &args.traces {
-        if export_one(&args, path)? == Outcome::Partial {
-            outcome = Outcome::Partial;
-        }
+    match args.format {
+        Format::Parquet => dataset::run(&args, &traces::once_each(traces)),
+        _ => export_one(&args, &traces[0]),
     }
-    Ok(outcome)
 }
 
 fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
@@ -86,12 +90,7 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
         Format::Perfetto => {
             perfetto_message(out, &export::perfetto::write(&input, out, &mut progress).with_context(context)?)
         }
-        Format::Parquet => {
-            let name = args.name.clone().unwrap_or_else(|| default_name(path));
-            let s = export::parquet::write(&input, out, &name, &mut progress).with_context(context)?;
-            let rows: u64 = s.tables.iter().map(|(_, n)| n).sum();
-            format!("{}: trace={}: {} tables, {rows} rows", out.display(), s.trace, s.tables.len())
-        }
+        Format::Parquet => unreachable!("Parquet exports go through export::dataset"),
         Format::Otf2 => write_otf2(&input, out, &mut progress).with_context(context)?,
     };
     drop(bar);
@@ -177,10 +176,4 @@ fn write_otf2(_: &Input<'_>, _: &Path, _: export::ProgressFn<'_>) -> Result<Stri
     bail!(
         "this schedlens was built without OTF2 support: build with `--features otf2` (needs Debian's libotf2-trace-dev)"
     )
-}
-
-/// The file name without a `.dat` ending.
-fn default_name(path: &Path) -> String {
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    name.strip_suffix(".dat").map(str::to_string).unwrap_or(name)
 }

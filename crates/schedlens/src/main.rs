@@ -154,7 +154,7 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 /// An error and its causes in one line, each said once: library errors often show their
 /// cause in their own text and also return it as `source()`, so a cause whose text is
 /// already there is left out.
-fn said_once(error: &anyhow::Error) -> String {
+pub fn said_once(error: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in error.chain() {
         let part = cause.to_string();

@@ -15,6 +15,11 @@ impl Progress {
         Progress::new(total, label, "{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
     }
 
+    /// No bar.
+    pub fn hidden() -> Progress {
+        Progress { bar: None }
+    }
+
     /// Progress as a percentage of `total` steps (of any unit).
     pub fn percent(total: u64, label: &str) -> Progress {
         Progress::new(total, label, "{msg} [{bar:40}] {percent}% ({eta})")

@@ -3,16 +3,21 @@
 //! Hive-style partitions (see [`layout`]) so that many traces exported into one directory
 //! are one dataset for DuckDB or Spark. docs/export.md documents the schema with queries.
 //!
-//! The model tables and the raw events are written on two threads at once.
+//! The model tables and the raw events are written on two threads at once, into a
+//! staging directory, then committed into the dataset and listed in its `_schedlens.json`
+//! (see [`dataset`]).
 
 mod columns;
+pub mod dataset;
 pub mod layout;
 mod model_tables;
 mod raw_events;
 
-pub use layout::partition_value;
+pub use dataset::{MANIFEST, read_manifest};
+pub use layout::{partition_name, partition_value};
 
 use crate::{ExportError, Input, ProgressFn, Result};
+use documents::dataset::DatasetTrace;
 use layout::Layout;
 use serde_json::json;
 use std::path::Path;
@@ -29,10 +34,25 @@ pub struct ParquetSummary {
     pub damage: Vec<String>,
 }
 
-/// Writes the tables of `input` into `dir`, in the partition of `trace_name`.
-pub fn write(input: &Input<'_>, dir: &Path, trace_name: &str, progress: ProgressFn<'_>) -> Result<ParquetSummary> {
-    let layout = Layout::new(dir, trace_name);
-    layout.clear()?;
+/// Where a trace came from, for the dataset's manifest.
+pub struct Source<'a> {
+    /// The recording's absolute path.
+    pub path: &'a Path,
+    /// Whether reading it met damage the export does not see (the model's).
+    pub damaged: bool,
+}
+
+/// Writes the tables of `input` into the dataset `dir`, replacing the partition of
+/// `trace_name`, and lists the trace in the dataset's manifest.
+pub fn write(
+    input: &Input<'_>,
+    dir: &Path,
+    trace_name: &str,
+    source: &Source<'_>,
+    progress: ProgressFn<'_>,
+) -> Result<ParquetSummary> {
+    let staging = dataset::Staging::new(dir, &partition_value(trace_name))?;
+    let layout = Layout::new(staging.dir(), trace_name);
     let (model_tables, raw) = std::thread::scope(|scope| {
         let model_tables = std::thread::Builder::new()
             .name("parquet-model".into())
@@ -51,7 +71,30 @@ pub fn write(input: &Input<'_>, dir: &Path, trace_name: &str, progress: Progress
     }
     let text = serde_json::to_string_pretty(&meta).expect("JSON values serialize");
     std::fs::write(&meta_path, text + "\n").map_err(|e| ExportError::io(&meta_path, e))?;
+    staging.commit(manifest_entry(input, layout.trace_value(), source, &raw))?;
     Ok(ParquetSummary { trace: layout.trace_value().to_string(), tables, damage: raw.damage })
+}
+
+fn manifest_entry(input: &Input<'_>, trace: &str, source: &Source<'_>, raw: &raw_events::RawSummary) -> DatasetTrace {
+    let format = match input.trace.kind() {
+        inputs::Kind::TraceDat => "trace.dat",
+        inputs::Kind::PerfData => "perf.data",
+        inputs::Kind::Perfetto => "perfetto",
+    };
+    DatasetTrace {
+        trace: trace.to_string(),
+        source: source.path.display().to_string(),
+        format: format.to_string(),
+        cpus: input.trace.cpu_count(),
+        events: raw.tables.iter().map(|(_, rows)| rows).sum(),
+        start_ns: input.model.start().0,
+        end_ns: input.model.end().0,
+        window_start_ns: input.scope.window.start.0,
+        window_end_ns: input.scope.window.end.0,
+        lost_events: raw.lost,
+        partial: source.damaged || !raw.damage.is_empty(),
+        schedlens_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
 }
 
 fn metadata(

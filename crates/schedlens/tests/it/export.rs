@@ -126,8 +126,16 @@ fn parquet_export_sums_to_stats_across_traces() {
     let mut args = vec!["export", &filtered, "--format", "parquet", "-o", &out, "--name", "hackbench-window"];
     args.extend_from_slice(&window);
     schedlens(&args);
+    // Each trace's partition name, as the dataset's manifest lists it by source path.
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/_schedlens.json")).unwrap()).unwrap();
+    let partition = |trace: &str| -> String {
+        let source = std::fs::canonicalize(trace).unwrap().display().to_string();
+        let listed = manifest["traces"].as_array().unwrap().iter().find(|t| t["source"] == source.as_str());
+        listed.unwrap_or_else(|| panic!("{source} in {manifest}"))["trace"].as_str().unwrap().to_string()
+    };
     let mut expected: Vec<String> =
-        names.iter().zip(&traces).map(|(name, trace)| stats_files(&dir, trace, name, &[])).collect();
+        traces.iter().map(|trace| stats_files(&dir, trace, &partition(trace), &[])).collect();
     expected.push(stats_files(&dir, &filtered, "hackbench-window", &window));
     let mut script_args = vec![script("check_parquet.py"), out.clone()];
     script_args.extend(expected);

@@ -9,6 +9,7 @@ mod damaged;
 mod errors;
 mod export;
 mod figures;
+mod fleet;
 mod latency;
 mod perf;
 mod perfetto;
