@@ -4,7 +4,10 @@
 //! states and wakeups from them; every other event is a `GenericFtraceEvent` carrying all
 //! its fields. Each field is resolved once per event format, and every event is written
 //! straight into its bundle, in place (one buffer per CPU, no allocation per event).
+//! With [`CleanStretches`], switches and wakings go into the bundles' compact columns
+//! where that loses nothing, and events no reader uses are left out (see [`compact`]).
 
+use super::compact::{self, CleanStretches, Columns, Running, SwitchRow, WakingRow};
 use super::proto::{self, KNOWN_EVENTS, Wire};
 use crate::protobuf;
 use std::io::{self, Write};
@@ -23,14 +26,105 @@ enum Access {
 
 /// How to write one event format.
 enum Plan {
-    Known { tag: u32, fields: Vec<(u32, Access)> },
-    Generic { name: String, fields: Vec<Field> },
+    /// `read`: Perfetto's importer or schedlens's model reads it (see [`KNOWN_EVENTS`]).
+    Known {
+        tag: u32,
+        fields: Vec<(u32, Access)>,
+        read: bool,
+    },
+    Generic {
+        name: String,
+        fields: Vec<Field>,
+    },
+}
+
+impl Plan {
+    fn is_read(&self) -> bool {
+        matches!(self, Plan::Known { read: true, .. })
+    }
 }
 
 /// How every event format of a trace is written, shared by the CPUs' encoders.
 pub struct Plans {
     plans: Vec<Option<Plan>>,
     common_flags: Option<FieldRef>,
+    /// Where compact rows take their fields from (`None` when the trace's format lacks one).
+    switch: Option<SwitchPlan>,
+    waking: Option<WakingPlan>,
+}
+
+/// The fields of `sched_switch` a compact row holds or is inferred from.
+struct SwitchPlan {
+    id: u32,
+    prev_comm: Field,
+    prev_pid: FieldRef,
+    prev_prio: FieldRef,
+    prev_state: FieldRef,
+    next_comm: Field,
+    next_pid: FieldRef,
+    next_prio: FieldRef,
+}
+
+/// A switch's fields as read.
+struct Switch<'e> {
+    prev_comm: &'e [u8],
+    prev_pid: i64,
+    prev_prio: i64,
+    prev_state: i64,
+    next_comm: &'e [u8],
+    next_pid: i64,
+    next_prio: i64,
+}
+
+impl SwitchPlan {
+    fn of(format: &EventFormat) -> Option<SwitchPlan> {
+        let number = |name: &str| format.field(name).and_then(FieldRef::of);
+        let text = |name: &str| format.field(name).cloned();
+        Some(SwitchPlan {
+            id: format.id,
+            prev_comm: text("prev_comm")?,
+            prev_pid: number("prev_pid")?,
+            prev_prio: number("prev_prio")?,
+            prev_state: number("prev_state")?,
+            next_comm: text("next_comm")?,
+            next_pid: number("next_pid")?,
+            next_prio: number("next_prio")?,
+        })
+    }
+
+    fn read<'e>(&self, event: &Event<'e>) -> Option<Switch<'e>> {
+        Some(Switch {
+            prev_comm: event.read_str(&self.prev_comm)?,
+            prev_pid: event.read(self.prev_pid)?,
+            prev_prio: event.read(self.prev_prio)?,
+            prev_state: event.read(self.prev_state)?,
+            next_comm: event.read_str(&self.next_comm)?,
+            next_pid: event.read(self.next_pid)?,
+            next_prio: event.read(self.next_prio)?,
+        })
+    }
+}
+
+/// The fields of `sched_waking` a compact row holds.
+struct WakingPlan {
+    id: u32,
+    comm: Field,
+    pid: FieldRef,
+    prio: FieldRef,
+    target_cpu: FieldRef,
+}
+
+impl WakingPlan {
+    fn of(format: &EventFormat) -> Option<WakingPlan> {
+        let number = |name: &str| format.field(name).and_then(FieldRef::of);
+        Some(WakingPlan {
+            id: format.id,
+            comm: format.field("comm").cloned()?,
+            pid: number("pid")?,
+            prio: number("prio")?,
+            target_cpu: number("target_cpu")?,
+        })
+    }
 }
 
 impl Plans {
@@ -47,7 +141,13 @@ impl Plans {
             plans[slot] = Some(plan_of(format));
         }
         let common_flags = formats.iter().next().and_then(|f| f.field("common_flags")).and_then(FieldRef::of);
-        Plans { plans, common_flags }
+        let named = |name: &str| formats.iter().find(|f| f.name == name);
+        Plans {
+            plans,
+            common_flags,
+            switch: named("sched_switch").and_then(SwitchPlan::of),
+            waking: named("sched_waking").and_then(WakingPlan::of),
+        }
     }
 }
 
@@ -59,6 +159,11 @@ pub struct EventCounts {
     pub generic: u64,
     /// Bundles marked as following lost events.
     pub lost_marks: u64,
+    /// Switches and wakings written as compact rows (not in `known`).
+    pub compact_switches: u64,
+    pub compact_wakings: u64,
+    /// Events left out: no reader uses them, and the model saw every switch around them.
+    pub left_out: u64,
 }
 
 impl EventCounts {
@@ -66,6 +171,14 @@ impl EventCounts {
         self.known += other.known;
         self.generic += other.generic;
         self.lost_marks += other.lost_marks;
+        self.compact_switches += other.compact_switches;
+        self.compact_wakings += other.compact_wakings;
+        self.left_out += other.left_out;
+    }
+
+    /// Events written, compact or full.
+    pub fn written(&self) -> u64 {
+        self.known + self.generic + self.compact_switches + self.compact_wakings
     }
 }
 
@@ -84,19 +197,58 @@ pub struct CpuEncoder<'p, W: Write> {
     open: Option<Open>,
     lost: bool,
     out: W,
+    compact: Option<Compactor<'p>>,
     pub counts: EventCounts,
 }
 
+/// A CPU's compact encoding: where it may be used, what readers will infer, the open
+/// bundle's rows.
+struct Compactor<'c> {
+    clean: compact::Cursor<'c>,
+    running: Option<Running>,
+    columns: Columns,
+    /// The latest full event of the open bundle. Readers take a bundle's compact rows and
+    /// its events apart, so a row and an event at the same time go in different bundles
+    /// to keep their order.
+    last_full: Option<u64>,
+}
+
+/// What becomes of an event in the compact encoding: a row (with the name it interns),
+/// nothing, or a full event.
+enum Route<'e> {
+    Switch(SwitchRow, &'e [u8]),
+    Waking(WakingRow, &'e [u8]),
+    LeftOut,
+    Full,
+}
+
 impl<'p, W: Write> CpuEncoder<'p, W> {
-    pub fn new(plans: &'p Plans, cpu: u32, out: W) -> Self {
+    /// An encoder of full events, or with `clean` of compact rows where they lose nothing.
+    pub fn new(plans: &'p Plans, cpu: u32, clean: Option<&'p CleanStretches>, out: W) -> Self {
         let buf = Vec::with_capacity(WRITE_BYTES + BUNDLE_BYTES + 4096);
-        CpuEncoder { plans, cpu, buf, open: None, lost: false, out, counts: EventCounts::default() }
+        let compact = clean.map(|clean| Compactor {
+            clean: clean.cursor(cpu),
+            running: None,
+            columns: Columns::default(),
+            last_full: None,
+        });
+        CpuEncoder { plans, cpu, buf, open: None, lost: false, out, compact, counts: EventCounts::default() }
     }
 
     /// Adds an event to the bundle, closing it when it is full.
     #[inline]
     pub fn event(&mut self, event: &Event<'_>) -> io::Result<()> {
         let Some(Some(plan)) = self.plans.plans.get(event.id as usize) else { return Ok(()) };
+        if self.compact.is_some() {
+            match self.route(plan, event) {
+                Route::Full => self.before_full(event.ts.0)?,
+                Route::LeftOut => {
+                    self.counts.left_out += 1;
+                    return Ok(());
+                }
+                row => return self.compact_row(row, event.ts.0),
+            }
+        }
         if self.open.is_none() {
             self.open_bundle();
         }
@@ -108,7 +260,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             protobuf::int(buf, proto::ftrace_event::COMMON_FLAGS, flags);
         }
         match plan {
-            Plan::Known { tag, fields } => {
+            Plan::Known { tag, fields, .. } => {
                 let message = protobuf::begin_message(buf, *tag);
                 encode_known(buf, fields, event);
                 protobuf::end_message(buf, message);
@@ -122,10 +274,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             }
         }
         protobuf::end_message(buf, start);
-        if self.open.is_some_and(|open| buf.len() - open.bundle >= BUNDLE_BYTES) {
-            self.close_bundle()?;
-        }
-        Ok(())
+        self.close_if_full()
     }
 
     /// Marks that the kernel lost events before the next events.
@@ -133,6 +282,116 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
         self.close_bundle()?;
         self.lost = true;
         self.counts.lost_marks += 1;
+        if let Some(compactor) = &mut self.compact {
+            compactor.running = None;
+        }
+        Ok(())
+    }
+
+    /// How the compact encoding takes `event`, noting what readers will infer after it.
+    #[inline]
+    fn route<'e>(&mut self, plan: &Plan, event: &Event<'e>) -> Route<'e> {
+        let plans = self.plans;
+        let Some(compactor) = &mut self.compact else { return Route::Full };
+        let (ts, pid) = (event.ts.0, i64::from(event.pid().0));
+        let clean = compactor.clean.is_clean(ts);
+        if let Some(fields) = plans.switch.as_ref().filter(|p| p.id == event.id) {
+            let Some(switch) = fields.read(event) else {
+                compactor.running = None;
+                return Route::Full;
+            };
+            let inferred = compactor.running.is_some_and(|r| r.is(switch.prev_pid, switch.prev_prio, switch.prev_comm));
+            compactor.running = Some(Running::new(switch.next_pid, switch.next_prio, switch.next_comm));
+            if !(clean && inferred && is_text(switch.next_comm)) {
+                return Route::Full;
+            }
+            let row =
+                SwitchRow { ts, prev_state: switch.prev_state, next_pid: switch.next_pid, next_prio: switch.next_prio };
+            return Route::Switch(row, switch.next_comm);
+        }
+        let shown = compactor.running.is_some_and(|r| r.pid == pid);
+        if !shown {
+            // Readers would take this event's task as the CPU's from here on.
+            compactor.running = None;
+        }
+        if let Some(fields) = plans.waking.as_ref().filter(|p| p.id == event.id) {
+            let values = (
+                event.read_str(&fields.comm),
+                event.read(fields.pid),
+                event.read(fields.prio),
+                event.read(fields.target_cpu),
+            );
+            let (Some(comm), Some(pid), Some(prio), Some(target_cpu)) = values else { return Route::Full };
+            if !(clean && shown && is_text(comm)) {
+                return Route::Full;
+            }
+            let common_flags = plans.common_flags.and_then(|f| event.read(f)).unwrap_or(0);
+            return Route::Waking(WakingRow { ts, pid, target_cpu, prio, common_flags }, comm);
+        }
+        if clean && shown && !plan.is_read() { Route::LeftOut } else { Route::Full }
+    }
+
+    /// Appends a compact row to the open bundle (a new one when a reader would put the
+    /// row before an earlier entry of the same time, or its table of names is full).
+    fn compact_row(&mut self, row: Route<'_>, ts: u64) -> io::Result<()> {
+        let compactor = self.compact.as_ref().expect("compact rows come from a compactor");
+        let after_full = compactor.last_full.is_some_and(|full| ts <= full);
+        let after_waking = matches!(row, Route::Switch(..)) && compactor.columns.waking_at_or_after(ts);
+        if self.open.is_some() && (after_full || after_waking) {
+            self.close_bundle()?;
+        }
+        let name = match &row {
+            Route::Switch(_, name) | Route::Waking(_, name) => *name,
+            Route::LeftOut | Route::Full => unreachable!("only rows are written as rows"),
+        };
+        let index = match self.columns().intern(name) {
+            Some(index) => index,
+            None => {
+                self.close_bundle()?;
+                self.columns().intern(name).expect("an empty table has room")
+            }
+        };
+        if self.open.is_none() {
+            self.open_bundle();
+        }
+        match row {
+            Route::Switch(row, _) => {
+                self.columns().switch(&row, index);
+                self.counts.compact_switches += 1;
+            }
+            Route::Waking(row, _) => {
+                self.columns().waking(&row, index);
+                self.counts.compact_wakings += 1;
+            }
+            Route::LeftOut | Route::Full => {}
+        }
+        self.close_if_full()
+    }
+
+    /// Before a full event at `ts`: a new bundle when the open one has a compact row at
+    /// or after `ts` (see [`Compactor::last_full`]).
+    fn before_full(&mut self, ts: u64) -> io::Result<()> {
+        let Some(compactor) = &self.compact else { return Ok(()) };
+        if self.open.is_some() && compactor.columns.last_row().is_some_and(|row| ts <= row) {
+            self.close_bundle()?;
+        }
+        if let Some(compactor) = &mut self.compact {
+            compactor.last_full = Some(compactor.last_full.map_or(ts, |t| t.max(ts)));
+        }
+        Ok(())
+    }
+
+    fn columns(&mut self) -> &mut Columns {
+        &mut self.compact.as_mut().expect("compact rows come from a compactor").columns
+    }
+
+    /// Closes the bundle once its events and rows reach [`BUNDLE_BYTES`].
+    fn close_if_full(&mut self) -> io::Result<()> {
+        let Some(open) = self.open else { return Ok(()) };
+        let rows = self.compact.as_ref().map_or(0, |c| c.columns.len());
+        if self.buf.len() - open.bundle + rows >= BUNDLE_BYTES {
+            self.close_bundle()?;
+        }
         Ok(())
     }
 
@@ -160,6 +419,10 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
 
     fn close_bundle(&mut self) -> io::Result<()> {
         let Some(open) = self.open.take() else { return Ok(()) };
+        if let Some(compactor) = &mut self.compact {
+            compactor.columns.write_and_clear(&mut self.buf, proto::bundle::COMPACT_SCHED);
+            compactor.last_full = None;
+        }
         protobuf::end_padded(&mut self.buf, open.bundle);
         protobuf::end_padded(&mut self.buf, open.packet);
         if self.buf.len() >= WRITE_BYTES {
@@ -170,9 +433,15 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
     }
 }
 
+/// Whether a name can go in the table of names (a protobuf `string`) as it is.
+fn is_text(name: &[u8]) -> bool {
+    std::str::from_utf8(name).is_ok()
+}
+
 fn plan_of(format: &EventFormat) -> Plan {
     match KNOWN_EVENTS.iter().find(|k| k.name == format.name) {
         Some(known) => Plan::Known {
+            read: known.read,
             tag: known.tag,
             fields: known
                 .fields
