@@ -52,6 +52,9 @@ pub fn uint(buf: &mut Vec<u8>, tag: u32, value: u64) {
 /// every protobuf reader accepts it.
 #[inline]
 pub fn text(buf: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
+    if bytes.is_ascii() {
+        return raw(buf, tag, bytes);
+    }
     match std::str::from_utf8(bytes) {
         Ok(_) => raw(buf, tag, bytes),
         Err(_) => raw(buf, tag, String::from_utf8_lossy(bytes).as_bytes()),

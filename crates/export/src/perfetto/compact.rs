@@ -241,10 +241,22 @@ impl Columns {
         self.switch_ts.bytes.is_empty() && self.waking_ts.bytes.is_empty()
     }
 
+    /// Whether `name` can go in a table of names (a protobuf `string`): it is in this one,
+    /// or it is UTF-8.
+    #[inline]
+    pub fn can_intern(&self, name: &[u8]) -> bool {
+        self.index_of(name).is_some() || std::str::from_utf8(name).is_ok()
+    }
+
+    #[inline]
+    fn index_of(&self, name: &[u8]) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
     /// The index of `name` in the table (added if new), or `None` when the table is full.
     #[inline]
     pub fn intern(&mut self, name: &[u8]) -> Option<usize> {
-        if let Some(index) = self.names.iter().position(|n| n == name) {
+        if let Some(index) = self.index_of(name) {
             return Some(index);
         }
         if self.names.len() >= MAX_NAMES {

@@ -11,7 +11,7 @@ use super::compact::{self, CleanStretches, Columns, Running, SwitchRow, WakingRo
 use super::proto::{self, KNOWN_EVENTS, Wire};
 use crate::protobuf;
 use std::io::{self, Write};
-use tracedat::format::{EventFormat, Field};
+use tracedat::format::{Element, EventFormat, Field, FieldKind};
 use tracedat::{Event, FieldRef, Formats, Value};
 
 /// A bundle is closed when its events reach this many bytes.
@@ -21,7 +21,48 @@ const WRITE_BYTES: usize = 1 << 20;
 
 enum Access {
     Int(FieldRef),
-    Text(Field),
+    Text(TextRef),
+}
+
+/// A text field resolved for fast reads: a `char name[N]` array is read in place.
+#[derive(Clone)]
+enum TextRef {
+    Fixed { offset: usize, size: usize },
+    Other(Field),
+}
+
+impl TextRef {
+    fn of(field: &Field) -> TextRef {
+        let fixed =
+            field.kind == FieldKind::StaticArray && field.element == Element::Char && field.count_field.is_none();
+        match field.size {
+            size @ 1.. if fixed => TextRef::Fixed { offset: field.offset as usize, size: size as usize },
+            _ => TextRef::Other(field.clone()),
+        }
+    }
+
+    /// The text up to its first NUL, as `Event::read_str` reads it.
+    #[inline]
+    fn read<'e>(&self, event: &Event<'e>) -> Option<&'e [u8]> {
+        match *self {
+            TextRef::Fixed { offset, size } => Some(until_nul(event.data.get(offset..offset + size)?)),
+            TextRef::Other(ref field) => event.read_str(field),
+        }
+    }
+}
+
+/// `bytes` up to the first NUL; a task name's 16 bytes at once.
+#[inline]
+fn until_nul(bytes: &[u8]) -> &[u8] {
+    if let Ok(word) = <[u8; 16]>::try_from(bytes) {
+        const ONES: u128 = u128::MAX / 255;
+        let v = u128::from_le_bytes(word);
+        // The lowest byte whose high bit this sets is the first zero byte.
+        let zero = v.wrapping_sub(ONES) & !v & (ONES << 7);
+        return &bytes[..(zero.trailing_zeros() / 8).min(16) as usize];
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end]
 }
 
 /// How to write one event format.
@@ -56,11 +97,11 @@ pub struct Plans {
 /// The fields of `sched_switch` a compact row holds or is inferred from.
 struct SwitchPlan {
     id: u32,
-    prev_comm: Field,
+    prev_comm: TextRef,
     prev_pid: FieldRef,
     prev_prio: FieldRef,
     prev_state: FieldRef,
-    next_comm: Field,
+    next_comm: TextRef,
     next_pid: FieldRef,
     next_prio: FieldRef,
 }
@@ -79,7 +120,7 @@ struct Switch<'e> {
 impl SwitchPlan {
     fn of(format: &EventFormat) -> Option<SwitchPlan> {
         let number = |name: &str| format.field(name).and_then(FieldRef::of);
-        let text = |name: &str| format.field(name).cloned();
+        let text = |name: &str| format.field(name).map(TextRef::of);
         Some(SwitchPlan {
             id: format.id,
             prev_comm: text("prev_comm")?,
@@ -94,11 +135,11 @@ impl SwitchPlan {
 
     fn read<'e>(&self, event: &Event<'e>) -> Option<Switch<'e>> {
         Some(Switch {
-            prev_comm: event.read_str(&self.prev_comm)?,
+            prev_comm: self.prev_comm.read(event)?,
             prev_pid: event.read(self.prev_pid)?,
             prev_prio: event.read(self.prev_prio)?,
             prev_state: event.read(self.prev_state)?,
-            next_comm: event.read_str(&self.next_comm)?,
+            next_comm: self.next_comm.read(event)?,
             next_pid: event.read(self.next_pid)?,
             next_prio: event.read(self.next_prio)?,
         })
@@ -108,7 +149,7 @@ impl SwitchPlan {
 /// The fields of `sched_waking` a compact row holds.
 struct WakingPlan {
     id: u32,
-    comm: Field,
+    comm: TextRef,
     pid: FieldRef,
     prio: FieldRef,
     target_cpu: FieldRef,
@@ -119,7 +160,7 @@ impl WakingPlan {
         let number = |name: &str| format.field(name).and_then(FieldRef::of);
         Some(WakingPlan {
             id: format.id,
-            comm: format.field("comm").cloned()?,
+            comm: format.field("comm").map(TextRef::of)?,
             pid: number("pid")?,
             prio: number("prio")?,
             target_cpu: number("target_cpu")?,
@@ -302,7 +343,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             };
             let inferred = compactor.running.is_some_and(|r| r.is(switch.prev_pid, switch.prev_prio, switch.prev_comm));
             compactor.running = Some(Running::new(switch.next_pid, switch.next_prio, switch.next_comm));
-            if !(clean && inferred && is_text(switch.next_comm)) {
+            if !(clean && inferred && compactor.columns.can_intern(switch.next_comm)) {
                 return Route::Full;
             }
             let row =
@@ -315,14 +356,17 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             compactor.running = None;
         }
         if let Some(fields) = plans.waking.as_ref().filter(|p| p.id == event.id) {
+            if !(clean && shown) {
+                return Route::Full;
+            }
             let values = (
-                event.read_str(&fields.comm),
+                fields.comm.read(event),
                 event.read(fields.pid),
                 event.read(fields.prio),
                 event.read(fields.target_cpu),
             );
             let (Some(comm), Some(pid), Some(prio), Some(target_cpu)) = values else { return Route::Full };
-            if !(clean && shown && is_text(comm)) {
+            if !compactor.columns.can_intern(comm) {
                 return Route::Full;
             }
             let common_flags = plans.common_flags.and_then(|f| event.read(f)).unwrap_or(0);
@@ -433,11 +477,6 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
     }
 }
 
-/// Whether a name can go in the table of names (a protobuf `string`) as it is.
-fn is_text(name: &[u8]) -> bool {
-    std::str::from_utf8(name).is_ok()
-}
-
 fn plan_of(format: &EventFormat) -> Plan {
     match KNOWN_EVENTS.iter().find(|k| k.name == format.name) {
         Some(known) => Plan::Known {
@@ -450,7 +489,7 @@ fn plan_of(format: &EventFormat) -> Plan {
                     let field = format.fields.iter().find(|f| f.name == name)?;
                     let access = match wire {
                         Wire::Int => Access::Int(FieldRef::of(field)?),
-                        Wire::Text => Access::Text(field.clone()),
+                        Wire::Text => Access::Text(TextRef::of(field)),
                     };
                     Some((tag, access))
                 })
@@ -469,7 +508,7 @@ fn encode_known(buf: &mut Vec<u8>, fields: &[(u32, Access)], event: &Event<'_>) 
                 }
             }
             Access::Text(field) => {
-                if let Some(text) = event.read_str(field) {
+                if let Some(text) = field.read(event) {
                     protobuf::text(buf, *tag, text);
                 }
             }
@@ -507,4 +546,25 @@ pub fn list_text(value: &Value<'_>) -> String {
             .collect(),
     };
     format!("[{}]", items.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_ends_at_its_first_nul() {
+        let simple = |b: &[u8]| b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())].to_vec();
+        let mut names: Vec<Vec<u8>> = vec![[0u8; 16].to_vec(), [b'x'; 16].to_vec(), b"swapper/1\0\0\0\0\0\0\0".to_vec()];
+        for len in 0..16 {
+            let mut name = [0x80u8 | len as u8; 16];
+            name[len] = 0;
+            name[(len + 3).min(15)] = 0;
+            names.push(name.to_vec());
+            names.push(b"short\0x"[..(len % 7) + 1].to_vec());
+        }
+        for name in &names {
+            assert_eq!(until_nul(name), simple(name), "{name:?}");
+        }
+    }
 }

@@ -47,8 +47,14 @@ fn incident_count(trace: &str, extra: &[&str]) -> usize {
 /// Exports `name` to Perfetto, compact and with `--all-events`, and compares each with
 /// `dump --json` through Perfetto's own protobuf classes (check_perfetto.py).
 fn perfetto_round_trip(name: &str, window: Option<(&str, &str)>) {
+    perfetto_round_trip_of(&fixture(name), window);
+}
+
+/// As [`perfetto_round_trip`] for a trace at any path.
+fn perfetto_round_trip_of(trace: &str, window: Option<(&str, &str)>) {
+    let name = std::path::Path::new(trace).file_name().unwrap().to_str().unwrap();
     let dir = temp(&format!("perfetto-{name}"));
-    let trace = fixture(name);
+    let trace = trace.to_string();
     let dump = dir.join("dump.jsonl");
     std::fs::write(&dump, schedlens(&["dump", "--json", &trace])).unwrap();
     let mut check_args = Vec::new();
@@ -86,6 +92,31 @@ fn perfetto_export_holds_every_event_of_dump() {
         perfetto_round_trip(name, None);
     }
     perfetto_round_trip("barrier-v7zstd.dat", Some(("0.5", "1.5")));
+    // Many CPUs with lost events, a perf.data, a foreign kernel without sched_waking.
+    perfetto_round_trip("manycore/hackbench64-lost.dat", None);
+    perfetto_round_trip("foreign/rpi-armv7-sched.dat", None);
+    perfetto_round_trip_of(&crate::common::perf_fixtures()[0].display().to_string(), None);
+}
+
+#[test]
+#[ignore = "every fixture (about 3 minutes): run with --ignored"]
+fn perfetto_export_holds_every_event_of_dump_on_every_fixture() {
+    let test = "perfetto_export_holds_every_event_of_dump_on_every_fixture";
+    if !python_has("perfetto.protos.perfetto.trace.perfetto_trace_pb2", test) {
+        return;
+    }
+    let traces = refcheck::fixtures().into_iter().chain(crate::common::perf_fixtures());
+    let mut compared = 0;
+    for trace in traces {
+        // Traces without sched_switch cannot be exported.
+        let has_switches = schedlens(&["info", &trace.display().to_string()]).contains("sched_switch");
+        if has_switches {
+            perfetto_round_trip_of(&trace.display().to_string(), None);
+            compared += 1;
+        }
+    }
+    println!("{compared} traces compared");
+    assert!(compared >= 40, "{compared} compared");
 }
 
 #[test]

@@ -61,33 +61,9 @@ fn an_exported_trace_reads_back_to_the_same_stats_and_check() {
     }
 }
 
-/// The compact file and the full one read back to the same model. Here a few traces of
-/// each kind: lost events (a trace.dat buffer instance, 64 CPUs, a perf.data), foreign
-/// kernels without `sched_waking`, generic events; `compact_matches_all_events_on_every_fixture`
-/// (ignored: about a minute in a release build) takes every fixture.
+/// The compact file and the full one read back to the same model, on every fixture
+/// (trace.dat, perf.data, many-core and foreign traces; about 25 s).
 #[test]
-fn the_compact_file_reads_back_as_the_full_one() {
-    let dir = fresh_dir("perfetto-compact");
-    std::fs::create_dir_all(&dir).unwrap();
-    let perf_lost = perf_fixtures().into_iter().find(|p| p.ends_with("sched-lost.data")).unwrap();
-    let mut traces: Vec<String> = [
-        "instance-lost-v7zstd.dat",
-        "manycore/hackbench64-lost.dat",
-        "foreign/rpi-armv7-sched.dat",
-        "foreign/lisa-rtapp-juno-arm64.dat",
-        "spin-overload-record.dat",
-    ]
-    .iter()
-    .map(|name| fixture(name))
-    .collect();
-    traces.push(perf_lost.display().to_string());
-    for trace in &traces {
-        assert!(compact_matches_all_events(trace, &dir), "{trace} was exported");
-    }
-}
-
-#[test]
-#[ignore = "every fixture: run with --ignored (about a minute in a release build)"]
 fn compact_matches_all_events_on_every_fixture() {
     let dir = fresh_dir("perfetto-compact-all");
     std::fs::create_dir_all(&dir).unwrap();
