@@ -16,8 +16,8 @@
 //! nor schedlens's model reads are left out of clean stretches only (elsewhere they are
 //! the evidence the model read the CPU's state from).
 
-use crate::protobuf;
-use model::{Model, SegmentEnd};
+use crate::{Scope, protobuf};
+use model::{Model, Nanos, SegmentEnd};
 
 /// `FtraceEventBundle.CompactSched` fields.
 mod field {
@@ -40,26 +40,35 @@ mod field {
 pub const MAX_NAMES: usize = 64;
 
 /// Per CPU, the closed time ranges (ns) where the model saw every switch, sorted and
-/// disjoint.
+/// disjoint; and whether events no reader uses may be left out of them.
 pub struct CleanStretches {
     cpus: Vec<Vec<(u64, u64)>>,
+    leave_out: bool,
 }
 
 impl CleanStretches {
-    /// The stretches of `model`; `None` when a CPU's times went backwards (readers put
-    /// events in time order, which would move compact rows away from the switch they are
-    /// inferred from), so that everything is written in full.
-    pub fn of(model: &Model) -> Option<CleanStretches> {
+    /// The stretches of `model` in `scope`. `None` when a CPU's times went backwards
+    /// (readers put events in time order, which would move compact rows away from the
+    /// switch they are inferred from), so that everything is written in full. A segment
+    /// the window's end cuts is not clean (the file holds no switch that ends it). With a
+    /// task filter nothing is left out: the file's reader sees only the accepted tasks'
+    /// events, so the model's clean stretches are not its own.
+    pub fn of(model: &Model, scope: &Scope) -> Option<CleanStretches> {
         if model.anomalies().get(model::Anomaly::TimeWentBackwards) > 0 {
             return None;
         }
-        let cpus = model.cpus().iter().map(clean_ranges).collect();
-        Some(CleanStretches { cpus })
+        let cpus = model.cpus().iter().map(|timeline| clean_ranges(timeline, scope.window.end)).collect();
+        Some(CleanStretches { cpus, leave_out: scope.all_tasks() })
     }
 
     /// A cursor over `cpu`'s stretches, for events in time order.
     pub fn cursor(&self, cpu: u32) -> Cursor<'_> {
         Cursor { ranges: self.cpus.get(cpu as usize).map_or(&[][..], Vec::as_slice), next: 0, last: 0 }
+    }
+
+    /// Whether events no reader uses may be left out of clean stretches.
+    pub fn leave_out(&self) -> bool {
+        self.leave_out
     }
 
     /// Nanoseconds in clean stretches, over every CPU.
@@ -69,16 +78,16 @@ impl CleanStretches {
     }
 }
 
-/// One CPU's clean ranges: segments begun and ended by a recorded switch, merged where
-/// they touch, less every other segment and uncertain stretch (closed: a time shared with
-/// one is not clean).
-fn clean_ranges(timeline: &model::CpuTimeline) -> Vec<(u64, u64)> {
+/// One CPU's clean ranges: segments begun and ended (before `window_end`) by a recorded
+/// switch, merged where they touch, less every other segment and uncertain stretch
+/// (closed: a time shared with one is not clean).
+fn clean_ranges(timeline: &model::CpuTimeline, window_end: Nanos) -> Vec<(u64, u64)> {
     let mut clean: Vec<(u64, u64)> = Vec::new();
     let mut unclean: Vec<(u64, u64)> = timeline.uncertain().iter().map(|&(start, end)| (start.0, end.0)).collect();
     for segment in timeline.segments().iter() {
         let range = (segment.start.0, segment.end.0);
         let recorded_end = matches!(segment.end_kind, SegmentEnd::Preempted | SegmentEnd::Blocked | SegmentEnd::Exited);
-        if !(segment.started_by_switch() && recorded_end) {
+        if !(segment.started_by_switch() && recorded_end && segment.end < window_end) {
             unclean.push(range);
             continue;
         }
@@ -379,7 +388,7 @@ mod tests {
 
     #[test]
     fn the_cursor_answers_in_time_order_and_refuses_going_back() {
-        let stretches = CleanStretches { cpus: vec![vec![(10, 20), (30, 30)]] };
+        let stretches = CleanStretches { cpus: vec![vec![(10, 20), (30, 30)]], leave_out: true };
         let mut cursor = stretches.cursor(0);
         let answers: Vec<bool> = [5, 10, 20, 21, 30, 31].iter().map(|&t| cursor.is_clean(t)).collect();
         assert_eq!(answers, [false, true, true, false, true, false]);

@@ -246,6 +246,8 @@ pub struct CpuEncoder<'p, W: Write> {
 /// bundle's rows.
 struct Compactor<'c> {
     clean: compact::Cursor<'c>,
+    /// Whether events no reader uses may be left out (see [`CleanStretches::leave_out`]).
+    leave_out: bool,
     running: Option<Running>,
     columns: Columns,
     /// The latest full event of the open bundle. Readers take a bundle's compact rows and
@@ -269,6 +271,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
         let buf = Vec::with_capacity(WRITE_BYTES + BUNDLE_BYTES + 4096);
         let compact = clean.map(|clean| Compactor {
             clean: clean.cursor(cpu),
+            leave_out: clean.leave_out(),
             running: None,
             columns: Columns::default(),
             last_full: None,
@@ -372,7 +375,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             let common_flags = plans.common_flags.and_then(|f| event.read(f)).unwrap_or(0);
             return Route::Waking(WakingRow { ts, pid, target_cpu, prio, common_flags }, comm);
         }
-        if clean && shown && !plan.is_read() { Route::LeftOut } else { Route::Full }
+        if clean && shown && !plan.is_read() && compactor.leave_out { Route::LeftOut } else { Route::Full }
     }
 
     /// Appends a compact row to the open bundle (a new one when a reader would put the
@@ -555,7 +558,8 @@ mod tests {
     #[test]
     fn a_name_ends_at_its_first_nul() {
         let simple = |b: &[u8]| b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())].to_vec();
-        let mut names: Vec<Vec<u8>> = vec![[0u8; 16].to_vec(), [b'x'; 16].to_vec(), b"swapper/1\0\0\0\0\0\0\0".to_vec()];
+        let mut names: Vec<Vec<u8>> =
+            vec![[0u8; 16].to_vec(), [b'x'; 16].to_vec(), b"swapper/1\0\0\0\0\0\0\0".to_vec()];
         for len in 0..16 {
             let mut name = [0x80u8 | len as u8; 16];
             name[len] = 0;

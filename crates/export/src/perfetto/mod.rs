@@ -66,7 +66,7 @@ pub enum Content {
 pub fn write(input: &Input<'_>, path: &Path, content: Content, progress: ProgressFn<'_>) -> Result<PerfettoSummary> {
     let file = PerfettoFile::create(path, input.trace)?;
     let clean = match content {
-        Content::Compact => CleanStretches::of(input.model),
+        Content::Compact => CleanStretches::of(input.model, input.scope),
         Content::AllEvents => None,
     };
     let (events, tracks) = std::thread::scope(|scope| {

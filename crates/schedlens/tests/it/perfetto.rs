@@ -79,20 +79,41 @@ fn compact_matches_all_events_on_every_fixture() {
     assert!(compared >= 40, "{compared} compared");
 }
 
+/// With a window or a task filter too: the window's end cuts a segment the file holds no
+/// end of, and the file's first and last losses sit where they did.
+#[test]
+fn a_windowed_or_filtered_compact_file_reads_back_as_the_full_one() {
+    let dir = fresh_dir("perfetto-compact-window");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["lost-events-v7zstd.dat", "hackbench-v7zstd.dat", "manycore/hackbench64-lost.dat"] {
+        for scope in [&["--min", "0.2", "--max", "0.6"][..], &["--min", "0.05", "--max", "0.3"], &["--forked"]] {
+            let sub = dir.join(format!("{}{}", name.replace('/', "-"), scope.concat()));
+            std::fs::create_dir_all(&sub).unwrap();
+            assert!(compact_matches_all_events_in(&fixture(name), &sub, scope), "{name} {scope:?}");
+        }
+    }
+}
+
 /// Exports `trace` both ways and compares what schedlens reads back; false when the
 /// trace cannot be exported (no `sched_switch`).
 fn compact_matches_all_events(trace: &str, dir: &Path) -> bool {
+    compact_matches_all_events_in(trace, dir, &[])
+}
+
+/// As [`compact_matches_all_events`], both exports with the `scope` options.
+fn compact_matches_all_events_in(trace: &str, dir: &Path, scope: &[&str]) -> bool {
     let name = Path::new(trace).file_name().unwrap().to_str().unwrap();
     let out = dir.join(format!("{name}.pftrace")).display().to_string();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_schedlens"))
         .args(["export", trace, "--format", "perfetto", "-o", &out])
+        .args(scope)
         .output()
         .unwrap()
         .status;
     if status.code() == Some(1) {
         return false;
     }
-    let full = exported_from(trace, dir, name, &["--all-events"]);
+    let full = exported_from(trace, dir, name, &[scope, &["--all-events"]].concat());
     assert_same_reading(&out, &full, &format!("{name}: compact vs --all-events"));
     let (compact_size, full_size) = (std::fs::metadata(&out).unwrap().len(), std::fs::metadata(&full).unwrap().len());
     assert!(compact_size < full_size, "{name}: compact {compact_size} bytes, full {full_size}");
