@@ -148,39 +148,34 @@ impl Cursor<'_> {
 pub struct Running {
     pub pid: i64,
     pub prio: i64,
-    comm: Comm,
+    comm: Option<NameKey>,
 }
 
 impl Running {
-    pub fn new(pid: i64, prio: i64, comm: &[u8]) -> Running {
-        Running { pid, prio, comm: Comm::of(comm) }
+    pub fn new(pid: i64, prio: i64, comm: Option<NameKey>) -> Running {
+        Running { pid, prio, comm }
     }
 
-    /// Whether a switch from (`pid`, `prio`, `comm`) is what a reader infers.
-    pub fn is(&self, pid: i64, prio: i64, comm: &[u8]) -> bool {
-        self.pid == pid && self.prio == prio && self.comm == Comm::of(comm)
+    /// Whether a switch from (`pid`, `prio`, `comm`) is what a reader infers (a name
+    /// longer than 16 bytes never is).
+    pub fn is(&self, pid: i64, prio: i64, comm: Option<NameKey>) -> bool {
+        self.pid == pid && self.prio == prio && comm.is_some() && self.comm == comm
     }
 }
 
-/// A task name of up to 16 bytes (the kernel's `TASK_COMM_LEN`); longer ones never
-/// compare equal.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Comm {
-    bytes: [u8; 16],
-    len: u8,
-}
+/// A task name of up to 16 bytes (the kernel's `TASK_COMM_LEN`) as one number (its bytes,
+/// zero-padded) and its length: names compare at once.
+pub type NameKey = (u128, usize);
 
-impl Comm {
-    fn of(text: &[u8]) -> Comm {
-        let mut bytes = [0; 16];
-        match text.len() {
-            len @ 0..=16 => {
-                bytes[..len].copy_from_slice(text);
-                Comm { bytes, len: len as u8 }
-            }
-            _ => Comm { bytes, len: u8::MAX },
-        }
+/// `name`'s key; `None` when it is longer than 16 bytes.
+#[inline]
+pub fn name_key(name: &[u8]) -> Option<NameKey> {
+    if name.len() > 16 {
+        return None;
     }
+    let mut bytes = [0u8; 16];
+    bytes[..name.len()].copy_from_slice(name);
+    Some((u128::from_le_bytes(bytes), name.len()))
 }
 
 /// A compact switch: what the row holds.
@@ -204,6 +199,8 @@ pub struct WakingRow {
 #[derive(Default)]
 pub struct Columns {
     names: Vec<Vec<u8>>,
+    /// Each name's key (`None` past 16 bytes).
+    keys: Vec<Option<NameKey>>,
     switch_ts: Column,
     prev_state: Column,
     next_pid: Column,
@@ -250,28 +247,33 @@ impl Columns {
         self.switch_ts.bytes.is_empty() && self.waking_ts.bytes.is_empty()
     }
 
-    /// Whether `name` can go in a table of names (a protobuf `string`): it is in this one,
-    /// or it is UTF-8.
+    /// Whether `name` (with its `key`) can go in a table of names (a protobuf `string`):
+    /// it is in this one, or it is UTF-8.
     #[inline]
-    pub fn can_intern(&self, name: &[u8]) -> bool {
-        self.index_of(name).is_some() || std::str::from_utf8(name).is_ok()
+    pub fn can_intern(&self, name: &[u8], key: Option<NameKey>) -> bool {
+        self.index_of(name, key).is_some() || std::str::from_utf8(name).is_ok()
     }
 
     #[inline]
-    fn index_of(&self, name: &[u8]) -> Option<usize> {
-        self.names.iter().position(|n| n == name)
+    fn index_of(&self, name: &[u8], key: Option<NameKey>) -> Option<usize> {
+        match key {
+            Some(key) => self.keys.iter().position(|&k| k == Some(key)),
+            None => self.names.iter().position(|n| n == name),
+        }
     }
 
-    /// The index of `name` in the table (added if new), or `None` when the table is full.
+    /// The index of `name` (with its `key`) in the table (added if new), or `None` when
+    /// the table is full.
     #[inline]
-    pub fn intern(&mut self, name: &[u8]) -> Option<usize> {
-        if let Some(index) = self.index_of(name) {
+    pub fn intern(&mut self, name: &[u8], key: Option<NameKey>) -> Option<usize> {
+        if let Some(index) = self.index_of(name, key) {
             return Some(index);
         }
         if self.names.len() >= MAX_NAMES {
             return None;
         }
         self.names.push(name.to_vec());
+        self.keys.push(key);
         Some(self.names.len() - 1)
     }
 
@@ -353,6 +355,7 @@ impl Columns {
 
     fn clear(&mut self) {
         self.names.clear();
+        self.keys.clear();
         for column in [
             &mut self.switch_ts,
             &mut self.prev_state,
@@ -400,10 +403,19 @@ mod tests {
     #[test]
     fn a_name_table_fills_up() {
         let mut columns = Columns::default();
+        let intern = |columns: &mut Columns, name: &[u8]| columns.intern(name, name_key(name));
         for i in 0..MAX_NAMES {
-            assert_eq!(columns.intern(format!("task{i}").as_bytes()), Some(i));
+            assert_eq!(intern(&mut columns, format!("task{i}").as_bytes()), Some(i));
         }
-        assert_eq!(columns.intern(b"task3"), Some(3), "a name already there");
-        assert_eq!(columns.intern(b"another"), None);
+        assert_eq!(intern(&mut columns, b"task3"), Some(3), "a name already there");
+        assert_eq!(intern(&mut columns, b"another"), None);
+        let mut columns = Columns::default();
+        let long = [b"a-name-longer-than-16-bytes-one".as_slice(), b"a-name-longer-than-16-bytes-two", b"x\0", b"x"];
+        for (i, name) in long.iter().enumerate() {
+            assert_eq!(intern(&mut columns, name), Some(i));
+        }
+        for (i, name) in long.iter().enumerate().rev() {
+            assert_eq!(intern(&mut columns, name), Some(i), "{name:?} found again");
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! With [`CleanStretches`], switches and wakings go into the bundles' compact columns
 //! where that loses nothing, and events no reader uses are left out (see [`compact`]).
 
-use super::compact::{self, CleanStretches, Columns, Running, SwitchRow, WakingRow};
+use super::compact::{self, CleanStretches, Columns, NameKey, Running, SwitchRow, WakingRow, name_key};
 use super::proto::{self, KNOWN_EVENTS, Wire};
 use crate::protobuf;
 use std::io::{self, Write};
@@ -49,17 +49,36 @@ impl TextRef {
             TextRef::Other(ref field) => event.read_str(field),
         }
     }
+
+    /// The text and its key (a task name's 16 bytes taken at once).
+    #[inline]
+    fn read_keyed<'e>(&self, event: &Event<'e>) -> Option<(&'e [u8], Option<NameKey>)> {
+        if let TextRef::Fixed { offset, size: 16 } = *self {
+            let bytes = event.data.get(offset..offset + 16)?;
+            let word = u128::from_le_bytes(bytes.try_into().expect("16 bytes"));
+            let len = first_nul(word);
+            let key = if len == 16 { word } else { word & ((1u128 << (8 * len)) - 1) };
+            return Some((&bytes[..len], Some((key, len))));
+        }
+        let text = self.read(event)?;
+        Some((text, name_key(text)))
+    }
+}
+
+/// Where the first zero byte of 16 (little-endian) is: 16 when there is none.
+#[inline]
+fn first_nul(word: u128) -> usize {
+    const ONES: u128 = u128::MAX / 255;
+    // The lowest byte whose high bit this sets is the first zero byte.
+    let zero = word.wrapping_sub(ONES) & !word & (ONES << 7);
+    (zero.trailing_zeros() / 8).min(16) as usize
 }
 
 /// `bytes` up to the first NUL; a task name's 16 bytes at once.
 #[inline]
 fn until_nul(bytes: &[u8]) -> &[u8] {
     if let Ok(word) = <[u8; 16]>::try_from(bytes) {
-        const ONES: u128 = u128::MAX / 255;
-        let v = u128::from_le_bytes(word);
-        // The lowest byte whose high bit this sets is the first zero byte.
-        let zero = v.wrapping_sub(ONES) & !v & (ONES << 7);
-        return &bytes[..(zero.trailing_zeros() / 8).min(16) as usize];
+        return &bytes[..first_nul(u128::from_le_bytes(word))];
     }
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     &bytes[..end]
@@ -106,13 +125,13 @@ struct SwitchPlan {
     next_prio: FieldRef,
 }
 
-/// A switch's fields as read.
+/// A switch's fields as read (the names with their keys).
 struct Switch<'e> {
-    prev_comm: &'e [u8],
+    prev_comm: Option<NameKey>,
     prev_pid: i64,
     prev_prio: i64,
     prev_state: i64,
-    next_comm: &'e [u8],
+    next_comm: (&'e [u8], Option<NameKey>),
     next_pid: i64,
     next_prio: i64,
 }
@@ -135,11 +154,11 @@ impl SwitchPlan {
 
     fn read<'e>(&self, event: &Event<'e>) -> Option<Switch<'e>> {
         Some(Switch {
-            prev_comm: self.prev_comm.read(event)?,
+            prev_comm: self.prev_comm.read_keyed(event)?.1,
             prev_pid: event.read(self.prev_pid)?,
             prev_prio: event.read(self.prev_prio)?,
             prev_state: event.read(self.prev_state)?,
-            next_comm: self.next_comm.read(event)?,
+            next_comm: self.next_comm.read_keyed(event)?,
             next_pid: event.read(self.next_pid)?,
             next_prio: event.read(self.next_prio)?,
         })
@@ -259,8 +278,8 @@ struct Compactor<'c> {
 /// What becomes of an event in the compact encoding: a row (with the name it interns),
 /// nothing, or a full event.
 enum Route<'e> {
-    Switch(SwitchRow, &'e [u8]),
-    Waking(WakingRow, &'e [u8]),
+    Switch(SwitchRow, (&'e [u8], Option<NameKey>)),
+    Waking(WakingRow, (&'e [u8], Option<NameKey>)),
     LeftOut,
     Full,
 }
@@ -345,8 +364,9 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
                 return Route::Full;
             };
             let inferred = compactor.running.is_some_and(|r| r.is(switch.prev_pid, switch.prev_prio, switch.prev_comm));
-            compactor.running = Some(Running::new(switch.next_pid, switch.next_prio, switch.next_comm));
-            if !(clean && inferred && compactor.columns.can_intern(switch.next_comm)) {
+            compactor.running = Some(Running::new(switch.next_pid, switch.next_prio, switch.next_comm.1));
+            let (name, key) = switch.next_comm;
+            if !(clean && inferred && compactor.columns.can_intern(name, key)) {
                 return Route::Full;
             }
             let row =
@@ -363,13 +383,13 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
                 return Route::Full;
             }
             let values = (
-                fields.comm.read(event),
+                fields.comm.read_keyed(event),
                 event.read(fields.pid),
                 event.read(fields.prio),
                 event.read(fields.target_cpu),
             );
             let (Some(comm), Some(pid), Some(prio), Some(target_cpu)) = values else { return Route::Full };
-            if !compactor.columns.can_intern(comm) {
+            if !compactor.columns.can_intern(comm.0, comm.1) {
                 return Route::Full;
             }
             let common_flags = plans.common_flags.and_then(|f| event.read(f)).unwrap_or(0);
@@ -391,11 +411,12 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             Route::Switch(_, name) | Route::Waking(_, name) => *name,
             Route::LeftOut | Route::Full => unreachable!("only rows are written as rows"),
         };
-        let index = match self.columns().intern(name) {
+        let (name, key) = name;
+        let index = match self.columns().intern(name, key) {
             Some(index) => index,
             None => {
                 self.close_bundle()?;
-                self.columns().intern(name).expect("an empty table has room")
+                self.columns().intern(name, key).expect("an empty table has room")
             }
         };
         if self.open.is_none() {
