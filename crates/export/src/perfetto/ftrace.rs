@@ -275,13 +275,17 @@ struct Compactor<'c> {
     last_full: Option<u64>,
 }
 
-/// What becomes of an event in the compact encoding: a row (with the name it interns),
-/// nothing, or a full event.
+/// What becomes of an event in the compact encoding: a row (with the name it interns and
+/// that name's key), nothing, or a full event.
 enum Route<'e> {
-    Switch(SwitchRow, (&'e [u8], Option<NameKey>)),
-    Waking(WakingRow, (&'e [u8], Option<NameKey>)),
+    Row(Row, &'e [u8], Option<NameKey>),
     LeftOut,
     Full,
+}
+
+enum Row {
+    Switch(SwitchRow),
+    Waking(WakingRow),
 }
 
 impl<'p, W: Write> CpuEncoder<'p, W> {
@@ -309,7 +313,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
                     self.counts.left_out += 1;
                     return Ok(());
                 }
-                row => return self.compact_row(row, event.ts.0),
+                Route::Row(row, name, key) => return self.compact_row(row, name, key),
             }
         }
         if self.open.is_none() {
@@ -371,7 +375,7 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             }
             let row =
                 SwitchRow { ts, prev_state: switch.prev_state, next_pid: switch.next_pid, next_prio: switch.next_prio };
-            return Route::Switch(row, switch.next_comm);
+            return Route::Row(Row::Switch(row), name, key);
         }
         let shown = compactor.running.is_some_and(|r| r.pid == pid);
         if !shown {
@@ -393,25 +397,24 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
                 return Route::Full;
             }
             let common_flags = plans.common_flags.and_then(|f| event.read(f)).unwrap_or(0);
-            return Route::Waking(WakingRow { ts, pid, target_cpu, prio, common_flags }, comm);
+            return Route::Row(Row::Waking(WakingRow { ts, pid, target_cpu, prio, common_flags }), comm.0, comm.1);
         }
         if clean && shown && !plan.is_read() && compactor.leave_out { Route::LeftOut } else { Route::Full }
     }
 
     /// Appends a compact row to the open bundle (a new one when a reader would put the
     /// row before an earlier entry of the same time, or its table of names is full).
-    fn compact_row(&mut self, row: Route<'_>, ts: u64) -> io::Result<()> {
+    fn compact_row(&mut self, row: Row, name: &[u8], key: Option<NameKey>) -> io::Result<()> {
+        let ts = match &row {
+            Row::Switch(row) => row.ts,
+            Row::Waking(row) => row.ts,
+        };
         let compactor = self.compact.as_ref().expect("compact rows come from a compactor");
         let after_full = compactor.last_full.is_some_and(|full| ts <= full);
-        let after_waking = matches!(row, Route::Switch(..)) && compactor.columns.waking_at_or_after(ts);
+        let after_waking = matches!(row, Row::Switch(_)) && compactor.columns.waking_at_or_after(ts);
         if self.open.is_some() && (after_full || after_waking) {
             self.close_bundle()?;
         }
-        let name = match &row {
-            Route::Switch(_, name) | Route::Waking(_, name) => *name,
-            Route::LeftOut | Route::Full => unreachable!("only rows are written as rows"),
-        };
-        let (name, key) = name;
         let index = match self.columns().intern(name, key) {
             Some(index) => index,
             None => {
@@ -423,15 +426,14 @@ impl<'p, W: Write> CpuEncoder<'p, W> {
             self.open_bundle();
         }
         match row {
-            Route::Switch(row, _) => {
+            Row::Switch(row) => {
                 self.columns().switch(&row, index);
                 self.counts.compact_switches += 1;
             }
-            Route::Waking(row, _) => {
+            Row::Waking(row) => {
                 self.columns().waking(&row, index);
                 self.counts.compact_wakings += 1;
             }
-            Route::LeftOut | Route::Full => {}
         }
         self.close_if_full()
     }
