@@ -189,7 +189,7 @@ impl Reading {
         counts.bundles += 1;
         let loss = lost.then(|| {
             counts.lost_bundles += 1;
-            let time = self.stores[store].last_time();
+            let time = self.stores[store].latest_time();
             self.stores[store].push_loss(time, None)
         });
         let mut first_time = None::<u64>;

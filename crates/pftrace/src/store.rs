@@ -50,6 +50,8 @@ pub struct CpuStore {
     bytes: Vec<u8>,
     order: Option<Vec<usize>>,
     last_time: u64,
+    /// The latest time of any entry so far.
+    latest: u64,
     out_of_order: bool,
     pub events: u64,
     pub losses: u64,
@@ -65,6 +67,7 @@ impl CpuStore {
     fn header(&mut self, time: u64, tag: u32, flags: u32) -> usize {
         self.out_of_order |= time < self.last_time;
         self.last_time = time;
+        self.latest = self.latest.max(time);
         let at = self.bytes.len();
         self.bytes.extend_from_slice(&time.to_ne_bytes());
         self.bytes.extend_from_slice(&tag.to_ne_bytes());
@@ -94,8 +97,11 @@ impl CpuStore {
         self.out_of_order = true;
     }
 
-    pub fn last_time(&self) -> u64 {
-        self.last_time
+    /// The latest time of the entries so far: where a loss whose bundle holds nothing
+    /// goes (after everything the CPU recorded before it, whichever order a bundle's
+    /// events and compact rows came in).
+    pub fn latest_time(&self) -> u64 {
+        self.latest
     }
 
     pub fn size(&self) -> u64 {

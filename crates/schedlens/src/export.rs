@@ -10,7 +10,7 @@ use crate::common::{Loaded, WindowArgs, load_model, open_trace};
 use crate::progress::Progress;
 use analysis::check::Affinity;
 use anyhow::{Context, Result, bail};
-use export::perfetto::{PerfettoFile, PerfettoSummary};
+use export::perfetto::{Content, PerfettoFile, PerfettoSummary};
 use export::{Input, Scope};
 use model::Nanos;
 use std::path::{Path, PathBuf};
@@ -38,6 +38,11 @@ pub struct Args {
     /// `check` episodes that lost less CPU time than this many milliseconds are left out.
     #[arg(long, value_name = "MS", default_value_t = 0.25)]
     min_lost: f64,
+    /// Perfetto: every event in full and schedlens's counter tracks, rather than compact
+    /// switches and wakings where the model saw every switch and only the events Perfetto
+    /// or schedlens read.
+    #[arg(long)]
+    all_events: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -71,6 +76,7 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let context = || format!("exporting {} as {:?}", path.display(), args.format);
     // A perf.data is read whole when opened, so it is opened once, for the model.
     if args.format == Format::Perfetto
+        && args.all_events
         && filters_nothing(&args.window)
         && inputs::Kind::of_file(path) == inputs::Kind::TraceDat
     {
@@ -88,7 +94,9 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let out = &args.output;
     let message = match args.format {
         Format::Perfetto => {
-            perfetto_message(out, &export::perfetto::write(&input, out, &mut progress).with_context(context)?)
+            let content = if args.all_events { Content::AllEvents } else { Content::Compact };
+            let summary = export::perfetto::write(&input, out, content, &mut progress).with_context(context)?;
+            perfetto_message(out, &summary)
         }
         Format::Parquet => unreachable!("Parquet exports go through export::dataset"),
         Format::Otf2 => write_otf2(&input, out, &mut progress).with_context(context)?,
@@ -98,8 +106,8 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     Ok(outcome)
 }
 
-/// A Perfetto export of every event: the events need no model, so they are encoded while
-/// the model is built (its progress bar shows the reading), then the tracks.
+/// A Perfetto export of every event in full: the events need no model, so they are
+/// encoded while the model is built (its progress bar shows the reading), then the tracks.
 fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
     let trace = open_trace(path)?;
     // The buffer Model::build reads (none when the file has no buffer).
@@ -110,7 +118,7 @@ fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
         let events = buffer.as_ref().map(|buffer| {
             std::thread::Builder::new()
                 .name("perfetto-events".into())
-                .spawn_scoped(scope, || file.encode_events(&trace, buffer, None, &mut |_, _| {}))
+                .spawn_scoped(scope, || file.encode_events(&trace, buffer, None, None, &mut |_, _| {}))
                 .expect("a thread can be started")
         });
         let loaded = load_model(path, model::Detail::FULL);
@@ -130,7 +138,7 @@ fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
             min_lost: Nanos((args.min_lost * 1e6) as u64),
             affinity: affinity.as_ref(),
         };
-        let tracks = file.encode_tracks(&input)?;
+        let tracks = file.encode_tracks(&input, Content::AllEvents)?;
         Ok((file.finish(events, tracks)?, loaded.outcome))
     });
     let (summary, outcome) = summary.inspect_err(|_| {
@@ -146,11 +154,19 @@ fn filters_nothing(window: &WindowArgs) -> bool {
 }
 
 fn perfetto_message(out: &Path, s: &PerfettoSummary) -> String {
+    let e = &s.events;
+    let compact = match e.compact_switches + e.compact_wakings + e.left_out {
+        0 => String::new(),
+        _ => format!(
+            " ({} compact switches, {} compact wakings; {} events no reader uses left out)",
+            e.compact_switches, e.compact_wakings, e.left_out
+        ),
+    };
     format!(
-        "{}: {} events ({} as generic events), {} counter values, {} incidents, {} bytes",
+        "{}: {} events{compact}, {} as generic events, {} counter values, {} incidents, {} bytes",
         out.display(),
-        s.events.known + s.events.generic,
-        s.events.generic,
+        e.written(),
+        e.generic,
         s.tracks.counter_values,
         s.tracks.incident_slices,
         s.bytes

@@ -15,16 +15,21 @@
 //! tracks — so the bytes never depend on timing. The events need no model when
 //! nothing filters them: the caller can encode them while it builds the model.
 //!
-//! Full `sched_switch` events are written rather than the column-wise `compact_sched`
-//! bundles: compact switches leave out the previous task, which Perfetto then infers
-//! from the CPU's previous switch — wrong on kernels that do not record every switch
-//! (the "uncertain" case of the model), and lossy for a round trip.
+//! Two contents ([`Content`]): by default switches and wakings go into the bundles'
+//! column-wise `compact_sched` rows wherever the model saw every switch (compact switches
+//! leave out the previous task, which readers infer from the CPU's previous switch: wrong
+//! where a switch went unrecorded, so full events stay there), events no reader uses are
+//! left out, and of schedlens's tracks only `check`'s incidents are written (the counters
+//! would take more than the events); [`Content::AllEvents`] writes every event in full and
+//! every track. The compact file needs the model before its events; the full one does not.
 
+mod compact;
 mod ftrace;
 pub mod proto;
 mod sequence;
 mod tracks;
 
+pub use compact::CleanStretches;
 pub use ftrace::EventCounts;
 pub use tracks::TrackCounts;
 
@@ -47,15 +52,29 @@ pub struct PerfettoSummary {
     pub bytes: u64,
 }
 
+/// What the file holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Compact switches and wakings where the model saw every switch, full events
+    /// elsewhere, no event that no reader uses, `check`'s incidents.
+    Compact,
+    /// Every event in full, the counter tracks and `check`'s incidents.
+    AllEvents,
+}
+
 /// Writes the Perfetto trace of `input` to `path`: the events and the tracks at once.
-pub fn write(input: &Input<'_>, path: &Path, progress: ProgressFn<'_>) -> Result<PerfettoSummary> {
+pub fn write(input: &Input<'_>, path: &Path, content: Content, progress: ProgressFn<'_>) -> Result<PerfettoSummary> {
     let file = PerfettoFile::create(path, input.trace)?;
+    let clean = match content {
+        Content::Compact => CleanStretches::of(input.model, input.scope),
+        Content::AllEvents => None,
+    };
     let (events, tracks) = std::thread::scope(|scope| {
         let tracks = std::thread::Builder::new()
             .name("perfetto-tracks".into())
-            .spawn_scoped(scope, || file.encode_tracks(input))
+            .spawn_scoped(scope, || file.encode_tracks(input, content))
             .expect("a thread can be started");
-        let events = file.encode_events(input.trace, input.buffer, Some(input.scope), progress);
+        let events = file.encode_events(input.trace, input.buffer, Some(input.scope), clean.as_ref(), progress);
         (events, joined(tracks))
     });
     file.finish(events?, tracks?)
@@ -98,12 +117,13 @@ impl PerfettoFile {
     }
 
     /// Encodes the events of `buffer` in `scope` (`None`: all of them), each CPU on a
-    /// worker thread.
+    /// worker thread; compact where `clean` allows (`None`: every event in full).
     pub fn encode_events(
         &self,
         trace: &Recording,
         buffer: &str,
         scope: Option<&Scope>,
+        clean: Option<&CleanStretches>,
         progress: ProgressFn<'_>,
     ) -> Result<EncodedEvents> {
         let cpus = trace.cpu_count();
@@ -122,8 +142,15 @@ impl PerfettoFile {
             cpus as usize,
             || (),
             |_, cpu| {
-                let job =
-                    CpuJob { trace, buffer, cpu: cpu as u32, plans: &plans, filter: filter.as_ref(), done: &done };
+                let job = CpuJob {
+                    trace,
+                    buffer,
+                    cpu: cpu as u32,
+                    plans: &plans,
+                    filter: filter.as_ref(),
+                    clean,
+                    done: &done,
+                };
                 self.encode_cpu(&job, &sequence)
             },
             || progress(done.load(Ordering::Relaxed), total),
@@ -145,7 +172,7 @@ impl PerfettoFile {
             part.finish().map_err(io)?;
             return Ok(EventCounts::default());
         }
-        let mut encoder = CpuEncoder::new(job.plans, job.cpu, part);
+        let mut encoder = CpuEncoder::new(job.plans, job.cpu, job.clean, part);
         let (mut count, mut reported) = (0u32, 0u64);
         loop {
             count = count.wrapping_add(1);
@@ -176,11 +203,18 @@ impl PerfettoFile {
         Ok(counts)
     }
 
-    /// schedlens's tracks: the counters swept from the model in parallel parts (into
-    /// scratch files) while `check` runs, then `check`'s incidents.
-    pub fn encode_tracks(&self, input: &Input<'_>) -> Result<EncodedTracks> {
+    /// schedlens's tracks: the counters (with all events) swept from the model in parallel
+    /// parts (into scratch files) while `check` runs, then `check`'s incidents.
+    pub fn encode_tracks(&self, input: &Input<'_>, content: Content) -> Result<EncodedTracks> {
         let io = |e| ExportError::io(&self.path, e);
         let mut head = Vec::new();
+        tracks::write_first_packet(&mut head).map_err(io)?;
+        if content == Content::Compact {
+            let mut tail = Vec::new();
+            let incident_slices = tracks::write_incidents(&input.incidents(), &mut tail).map_err(io)?;
+            let counts = TrackCounts { counter_values: 0, incident_slices };
+            return Ok(EncodedTracks { head, scratch: Vec::new(), tail, counts });
+        }
         tracks::write_counter_tracks(input.model, &mut head).map_err(io)?;
         let scratch: Vec<File> =
             (0..tracks::SWEEP_PARTS).map(|part| self.scratch(&format!("counters{part}"))).collect::<Result<_>>()?;
@@ -223,6 +257,8 @@ struct CpuJob<'a> {
     cpu: u32,
     plans: &'a Plans,
     filter: Option<&'a EventFilter<'a>>,
+    /// Where compact rows may be written (`None`: every event in full).
+    clean: Option<&'a CleanStretches>,
     /// Bytes of trace data read so far, over all CPUs.
     done: &'a AtomicU64,
 }

@@ -19,6 +19,7 @@ pub mod bundle {
     pub const CPU: u32 = 1;
     pub const EVENT: u32 = 2;
     pub const LOST_EVENTS: u32 = 3;
+    pub const COMPACT_SCHED: u32 = 4;
 }
 
 /// `FtraceEvent` fields; the event's own message goes in the field named after it.
@@ -62,6 +63,9 @@ pub struct KnownEvent {
     pub tag: u32,
     /// Its message's fields: trace.dat field name, field number, kind.
     pub fields: &'static [(&'static str, u32, Wire)],
+    /// Whether Perfetto's importer (CPU tracks, thread states, names, markers) or
+    /// schedlens's model reads it; the compact export leaves the others out where it can.
+    pub read: bool,
 }
 
 use Wire::{Int, Text};
@@ -73,7 +77,7 @@ const TASK_FIELDS: &[(&str, u32, Wire)] = &[("comm", 1, Text), ("pid", 2, Int), 
 /// The events written as Perfetto's own messages; every other event is written as a
 /// `GenericFtraceEvent` with all its fields.
 pub const KNOWN_EVENTS: &[KnownEvent] = &[
-    KnownEvent { name: "print", tag: 3, fields: &[("ip", 1, Int), ("buf", 2, Text)] },
+    KnownEvent { name: "print", tag: 3, fields: &[("ip", 1, Int), ("buf", 2, Text)], read: true },
     KnownEvent {
         name: "sched_switch",
         tag: 4,
@@ -86,37 +90,43 @@ pub const KNOWN_EVENTS: &[KnownEvent] = &[
             ("next_pid", 6, Int),
             ("next_prio", 7, Int),
         ],
+        read: true,
     },
-    KnownEvent { name: "sched_wakeup", tag: 17, fields: WAKE_FIELDS },
-    KnownEvent { name: "sched_waking", tag: 20, fields: WAKE_FIELDS },
-    KnownEvent { name: "sched_wakeup_new", tag: 114, fields: WAKE_FIELDS },
+    KnownEvent { name: "sched_wakeup", tag: 17, fields: WAKE_FIELDS, read: true },
+    KnownEvent { name: "sched_waking", tag: 20, fields: WAKE_FIELDS, read: true },
+    KnownEvent { name: "sched_wakeup_new", tag: 114, fields: WAKE_FIELDS, read: true },
     KnownEvent {
         name: "task_newtask",
         tag: 235,
         fields: &[("pid", 1, Int), ("comm", 2, Text), ("clone_flags", 3, Int), ("oom_score_adj", 4, Int)],
+        read: true,
     },
     KnownEvent {
         name: "task_rename",
         tag: 236,
         fields: &[("pid", 1, Int), ("oldcomm", 2, Text), ("newcomm", 3, Text), ("oom_score_adj", 4, Int)],
+        read: true,
     },
     KnownEvent {
         name: "sched_process_exec",
         tag: 237,
         fields: &[("filename", 1, Text), ("pid", 2, Int), ("old_pid", 3, Int)],
+        read: true,
     },
     KnownEvent {
         name: "sched_process_exit",
         tag: 238,
         fields: &[("comm", 1, Text), ("pid", 2, Int), ("tgid", 3, Int), ("prio", 4, Int)],
+        read: true,
     },
     KnownEvent {
         name: "sched_process_fork",
         tag: 239,
         fields: &[("parent_comm", 1, Text), ("parent_pid", 2, Int), ("child_comm", 3, Text), ("child_pid", 4, Int)],
+        read: true,
     },
-    KnownEvent { name: "sched_process_free", tag: 240, fields: TASK_FIELDS },
-    KnownEvent { name: "sched_process_wait", tag: 242, fields: TASK_FIELDS },
+    KnownEvent { name: "sched_process_free", tag: 240, fields: TASK_FIELDS, read: true },
+    KnownEvent { name: "sched_process_wait", tag: 242, fields: TASK_FIELDS, read: false },
     KnownEvent {
         name: "sched_migrate_task",
         tag: 491,
@@ -129,6 +139,7 @@ pub const KNOWN_EVENTS: &[KnownEvent] = &[
             ("running", 6, Int),
             ("load", 7, Int),
         ],
+        read: true,
     },
 ];
 

@@ -33,9 +33,13 @@ pub struct TrackCounts {
 /// that the bytes do not depend on the machine.
 pub const SWEEP_PARTS: usize = 16;
 
-/// Writes the first packet of the tracks' sequence and the counter tracks' descriptors.
+/// Writes the first packet of the tracks' sequence.
+pub fn write_first_packet(out: &mut impl Write) -> io::Result<()> {
+    write_packet(out, &first_packet())
+}
+
+/// Writes the counter tracks' descriptors.
 pub fn write_counter_tracks(model: &Model, out: &mut impl Write) -> io::Result<()> {
-    write_packet(out, &first_packet())?;
     write_packet(
         out,
         &counter_track(RUNNING_UUID, "schedlens: running tasks", "tasks the filter accepts running on a CPU"),

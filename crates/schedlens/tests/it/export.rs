@@ -44,25 +44,41 @@ fn incident_count(trace: &str, extra: &[&str]) -> usize {
     json["incidents"].as_array().unwrap().len()
 }
 
+/// Exports `name` to Perfetto, compact and with `--all-events`, and compares each with
+/// `dump --json` through Perfetto's own protobuf classes (check_perfetto.py).
 fn perfetto_round_trip(name: &str, window: Option<(&str, &str)>) {
+    perfetto_round_trip_of(&fixture(name), window);
+}
+
+/// As [`perfetto_round_trip`] for a trace at any path.
+fn perfetto_round_trip_of(trace: &str, window: Option<(&str, &str)>) {
+    let name = std::path::Path::new(trace).file_name().unwrap().to_str().unwrap();
     let dir = temp(&format!("perfetto-{name}"));
-    let trace = fixture(name);
-    let out = dir.join("t.pftrace").display().to_string();
+    let trace = trace.to_string();
     let dump = dir.join("dump.jsonl");
     std::fs::write(&dump, schedlens(&["dump", "--json", &trace])).unwrap();
-    let mut args = vec!["export", &trace, "--format", "perfetto", "-o", &out];
     let mut check_args = Vec::new();
     if let Some((min, max)) = window {
         check_args = vec!["--min", min, "--max", max];
     }
-    args.extend_from_slice(&check_args);
-    schedlens(&args);
     let incidents = incident_count(&trace, &check_args).to_string();
-    let mut script_args = vec![script("check_perfetto.py"), out, dump.display().to_string(), incidents];
-    if let Some((min, max)) = window {
-        script_args.extend([min.to_string(), max.to_string()]);
+    for content in ["--compact", "--all-events"] {
+        let out = dir.join(format!("t{content}.pftrace")).display().to_string();
+        let mut args = vec!["export", &trace, "--format", "perfetto", "-o", &out];
+        args.extend_from_slice(&check_args);
+        if content == "--all-events" {
+            args.push(content);
+        }
+        schedlens(&args);
+        let mut script_args = vec![script("check_perfetto.py"), out, dump.display().to_string(), incidents.clone()];
+        if content == "--compact" {
+            script_args.push(content.to_string());
+        }
+        if let Some((min, max)) = window {
+            script_args.extend([min.to_string(), max.to_string()]);
+        }
+        run_python(&script_args.iter().map(String::as_str).collect::<Vec<_>>());
     }
-    run_python(&script_args.iter().map(String::as_str).collect::<Vec<_>>());
 }
 
 #[test]
@@ -76,23 +92,52 @@ fn perfetto_export_holds_every_event_of_dump() {
         perfetto_round_trip(name, None);
     }
     perfetto_round_trip("barrier-v7zstd.dat", Some(("0.5", "1.5")));
+    // Many CPUs with lost events, a perf.data, a foreign kernel without sched_waking.
+    perfetto_round_trip("manycore/hackbench64-lost.dat", None);
+    perfetto_round_trip("foreign/rpi-armv7-sched.dat", None);
+    perfetto_round_trip_of(&crate::common::perf_fixtures()[0].display().to_string(), None);
+}
+
+#[test]
+#[ignore = "every fixture (about 3 minutes): run with --ignored"]
+fn perfetto_export_holds_every_event_of_dump_on_every_fixture() {
+    let test = "perfetto_export_holds_every_event_of_dump_on_every_fixture";
+    if !python_has("perfetto.protos.perfetto.trace.perfetto_trace_pb2", test) {
+        return;
+    }
+    let traces = refcheck::fixtures().into_iter().chain(crate::common::perf_fixtures());
+    let mut compared = 0;
+    for trace in traces {
+        // Traces without sched_switch cannot be exported.
+        let has_switches = schedlens(&["info", &trace.display().to_string()]).contains("sched_switch");
+        if has_switches {
+            perfetto_round_trip_of(&trace.display().to_string(), None);
+            compared += 1;
+        }
+    }
+    println!("{compared} traces compared");
+    assert!(compared >= 40, "{compared} compared");
 }
 
 #[test]
 fn perfetto_export_is_deterministic() {
     let dir = temp("perfetto-twice");
     let trace = fixture("hackbench-v7zstd.dat");
-    let outputs: Vec<Vec<u8>> = ["a", "b"]
-        .iter()
-        .map(|name| {
-            let out = dir.join(format!("{name}.pftrace")).display().to_string();
-            schedlens(&["export", &trace, "--format", "perfetto", "-o", &out]);
-            std::fs::read(&out).unwrap()
-        })
-        .collect();
-    assert!(outputs[0] == outputs[1], "same input, same bytes");
+    for content in [None, Some("--all-events")] {
+        let outputs: Vec<Vec<u8>> = ["a", "b"]
+            .iter()
+            .map(|name| {
+                let out = dir.join(format!("{name}{}.pftrace", content.unwrap_or(""))).display().to_string();
+                let mut args = vec!["export", &trace, "--format", "perfetto", "-o", &out];
+                args.extend(content);
+                schedlens(&args);
+                std::fs::read(&out).unwrap()
+            })
+            .collect();
+        assert!(outputs[0] == outputs[1], "same input, same bytes ({content:?})");
+    }
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert_eq!(left.len(), 2, "no scratch file left behind: {left:?}");
+    assert_eq!(left.len(), 4, "no scratch file left behind: {left:?}");
 }
 
 /// Stats JSON files for one trace and the argument the Parquet check takes for it.
