@@ -96,13 +96,14 @@ impl Breakdown {
     /// said beside the share when there is one (the share stands on the known time).
     pub fn sentence(&self) -> String {
         let wall_ns = self.total_ns();
-        // One unit for every part, fine enough that no part the share counts reads as
-        // zero: seconds to two places from 10 s (a hundredth of a second is under 0.1% of
-        // the wall time), milliseconds to one place from 10 ms, and under 10 ms the unit
-        // that suits each part.
+        // One unit for every part, fine enough that a part the share counts does not read
+        // as zero (its last place is at most 1% of the wall time): seconds to two places
+        // from 10 s, to three from 1 s, milliseconds to one place from 10 ms, and under
+        // 10 ms the unit that suits each part.
         let time = |ns: u64| match wall_ns {
             0..10_000_000 => duration(ns),
-            10_000_000..10_000_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+            10_000_000..1_000_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+            1_000_000_000..10_000_000_000 => format!("{:.3} s", ns as f64 / 1e9),
             _ => format!("{:.2} s", ns as f64 / 1e9),
         };
         let share = 100.0 * self.scheduler_share();

@@ -223,7 +223,12 @@ mod tests {
         let b = parts_of(1_700_000_000, 210_000_000, 400_000_000);
         assert_eq!(
             sentence(&b),
-            "of the 2.31 s, 1.70 s running, 0.21 s runnable while a core idled, 0.40 s unknown: the scheduler cost at most 11% of the 1.91 s known"
+            "of the 2.310 s, 1.700 s running, 0.210 s runnable while a core idled, 0.400 s unknown: the scheduler cost at most 11% of the 1.910 s known"
+        );
+        // From 10 s of wall time on, seconds to two places.
+        assert_eq!(
+            sentence(&parts_of(17_000_000_000, 2_100_000_000, 0)),
+            "of the 19.10 s, 17.00 s running, 2.10 s runnable while a core idled: the scheduler cost at most 11%"
         );
         assert_eq!(scheduler_share(&parts_of(0, 0, 5)), None, "nothing known");
         assert_eq!(
