@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 trace=${1:-testdata/traces/hackbench-v7zstd.dat}
 out=${2:-docs/images/view-hackbench.png}
-# The README's view: 67 ms of the hackbench run with check's first incident selected.
-fragment=${3-w=1003000000,1070000000&inc=0.1}
+# The README's view: 67 ms of the hackbench run with check's overload incident selected.
+fragment=${3-w=1003000000,1070000000&inc=0.2}
 cargo build --release -p schedlens --locked
 port=${SCHEDLENS_SHOT_PORT:-8991}
 log=$(mktemp)
