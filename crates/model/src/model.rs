@@ -58,6 +58,10 @@ impl Detail {
     pub const WAITS: Detail = Detail { queues: true, waits: true, wakeups: false, migrations: false };
     /// Segments, waits, runqueues and migrations (statistics).
     pub const STATS: Detail = Detail { queues: true, waits: true, wakeups: false, migrations: true };
+    /// Segments, waits, wakeups and migrations, without runqueue pieces (each wait's
+    /// latency and causes, the critical path: they ask where a wait ended and what the
+    /// CPUs did meanwhile, never which runqueue held it when).
+    pub const WAKEUPS: Detail = Detail { queues: false, waits: true, wakeups: true, migrations: true };
 
     /// Runqueue pieces per CPU; each piece's wait is known only with [`Self::waits`].
     pub fn queues(self) -> bool {

@@ -36,7 +36,7 @@ enum Format {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let loaded = load_model(&args.trace, Detail::FULL)?;
+    let loaded = load_model(&args.trace, Detail::WAKEUPS)?;
     let model = &loaded.model;
     let target = match &args.task {
         Some(task) => Target::task(model, find_task(model, task)?),

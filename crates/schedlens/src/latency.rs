@@ -88,7 +88,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut series = Vec::new();
     let mut outcome = Outcome::Complete;
     for (n, trace) in args.traces.iter().enumerate() {
-        let loaded = load_model(trace, Detail::FULL)?;
+        // Who held the CPU (`--task`) asks which runqueue each wait was in.
+        let detail = if args.task.is_some() { Detail::FULL } else { Detail::WAKEUPS };
+        let loaded = load_model(trace, detail)?;
         if outcome == Outcome::Complete {
             outcome = loaded.outcome;
         }
