@@ -219,6 +219,23 @@ impl<'m> IdleIndex<'m> {
         shares
     }
 
+    /// How long some CPU of `allowed` idled in `[start, end)`: the `allowed_idle_ns` of
+    /// [`IdleIndex::shares`] alone, which for every CPU (or all but one) is half of its
+    /// searches.
+    pub fn allowed_idle_ns(&self, start: Nanos, end: Nanos, allowed: Allowed<'_>) -> u64 {
+        if end <= start {
+            return 0;
+        }
+        match allowed {
+            Allowed::Every => self.any_idle.covered_ns(start, end),
+            Allowed::EveryBut(cpu) => match self.sole_idle.get(cpu.index()) {
+                Some(sole) => self.any_idle.covered_ns(start, end) - sole.covered_ns(start, end),
+                None => self.any_idle.covered_ns(start, end),
+            },
+            Allowed::Only(cpus) => self.shares_of_set(start, end, cpus).allowed_idle_ns,
+        }
+    }
+
     /// [`IdleIndex::shares`] for a set of CPUs (`unknown_ns` left for the caller): the
     /// stretches where an allowed CPU idled or was unknown come from their segments; in
     /// the rest every allowed CPU was busy, so the machine's state there is the others'.
@@ -463,6 +480,21 @@ mod tests {
                 index.shares(from, to, Allowed::Only(&[Cpu(0), Cpu(2)])),
                 index.shares(from, to, Allowed::EveryBut(Cpu(1)))
             );
+        }
+    }
+
+    #[test]
+    fn the_allowed_idle_time_alone_is_that_of_the_shares() {
+        let model = three_cpus();
+        let index = IdleIndex::new(&model);
+        let sets: [&[Cpu]; 3] = [&[Cpu(0)], &[Cpu(2)], &[Cpu(0), Cpu(2)]];
+        let mut allowed = vec![Allowed::Every, Allowed::EveryBut(Cpu(1)), Allowed::EveryBut(Cpu(9))];
+        allowed.extend(sets.iter().map(|&cpus| Allowed::Only(cpus)));
+        for (from, to) in [(0, 100), (25, 55), (45, 130), (40, 40)] {
+            let (from, to) = (Nanos(from), Nanos(to));
+            for &cpus in &allowed {
+                assert_eq!(index.allowed_idle_ns(from, to, cpus), index.shares(from, to, cpus).allowed_idle_ns);
+            }
         }
     }
 

@@ -352,9 +352,9 @@ impl Pass<'_> {
         let allowed_idle_ns = match self.allowed[wait.task.index()] {
             Some(cpus) => {
                 let others: Vec<Cpu> = cpus.iter().copied().filter(|&c| c != wait.ran_on).collect();
-                self.idle.shares(start, wait.end, Allowed::Only(&others)).allowed_idle_ns
+                self.idle.allowed_idle_ns(start, wait.end, Allowed::Only(&others))
             }
-            None => self.idle.shares(start, wait.end, Allowed::EveryBut(wait.ran_on)).allowed_idle_ns,
+            None => self.idle.allowed_idle_ns(start, wait.end, Allowed::EveryBut(wait.ran_on)),
         };
         Delay {
             task: wait.task,
