@@ -43,6 +43,10 @@ pub struct Args {
     /// or schedlens read.
     #[arg(long)]
     all_events: bool,
+    /// Perfetto: add schedlens's counter tracks (running and waiting tasks, each CPU's
+    /// runqueue length) to the compact file; `--all-events` always has them.
+    #[arg(long)]
+    counters: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -58,6 +62,9 @@ enum Format {
 pub fn run(args: Args) -> Result<Outcome> {
     if !(args.min_lost.is_finite() && args.min_lost >= 0.0) {
         bail!("--min-lost {} must be a number of milliseconds, 0 or more", args.min_lost);
+    }
+    if (args.all_events || args.counters) && args.format != Format::Perfetto {
+        return Err(crate::usage("--all-events and --counters shape a Perfetto file: give them with --format perfetto"));
     }
     let traces = traces::expand(&args.traces)?;
     if traces.len() > 1 && args.format != Format::Parquet {
@@ -94,7 +101,7 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let out = &args.output;
     let message = match args.format {
         Format::Perfetto => {
-            let content = if args.all_events { Content::AllEvents } else { Content::Compact };
+            let content = if args.all_events { Content::AllEvents } else { Content::Compact { counters: args.counters } };
             let summary = export::perfetto::write(&input, out, content, &mut progress).with_context(context)?;
             perfetto_message(out, &summary)
         }
@@ -138,7 +145,7 @@ fn perfetto_while_modelling(args: &Args, path: &Path) -> Result<Outcome> {
             min_lost: Nanos((args.min_lost * 1e6) as u64),
             affinity: affinity.as_ref(),
         };
-        let tracks = file.encode_tracks(&input, Content::AllEvents)?;
+        let tracks = file.encode_tracks(&input, Content::AllEvents.counters())?;
         Ok((file.finish(events, tracks)?, loaded.outcome))
     });
     let (summary, outcome) = summary.inspect_err(|_| {

@@ -56,23 +56,34 @@ pub struct PerfettoSummary {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Content {
     /// Compact switches and wakings where the model saw every switch, full events
-    /// elsewhere, no event that no reader uses, `check`'s incidents.
-    Compact,
+    /// elsewhere, no event that no reader uses, `check`'s incidents; with `counters`,
+    /// the counter tracks too.
+    Compact { counters: bool },
     /// Every event in full, the counter tracks and `check`'s incidents.
     AllEvents,
+}
+
+impl Content {
+    /// Whether schedlens's counter tracks are written.
+    pub fn counters(self) -> bool {
+        match self {
+            Content::Compact { counters } => counters,
+            Content::AllEvents => true,
+        }
+    }
 }
 
 /// Writes the Perfetto trace of `input` to `path`: the events and the tracks at once.
 pub fn write(input: &Input<'_>, path: &Path, content: Content, progress: ProgressFn<'_>) -> Result<PerfettoSummary> {
     let file = PerfettoFile::create(path, input.trace)?;
     let clean = match content {
-        Content::Compact => CleanStretches::of(input.model, input.scope),
+        Content::Compact { .. } => CleanStretches::of(input.model, input.scope),
         Content::AllEvents => None,
     };
     let (events, tracks) = std::thread::scope(|scope| {
         let tracks = std::thread::Builder::new()
             .name("perfetto-tracks".into())
-            .spawn_scoped(scope, || file.encode_tracks(input, content))
+            .spawn_scoped(scope, || file.encode_tracks(input, content.counters()))
             .expect("a thread can be started");
         let events = file.encode_events(input.trace, input.buffer, Some(input.scope), clean.as_ref(), progress);
         (events, joined(tracks))
@@ -203,13 +214,13 @@ impl PerfettoFile {
         Ok(counts)
     }
 
-    /// schedlens's tracks: the counters (with all events) swept from the model in parallel
+    /// schedlens's tracks: the counters (with `counters`) swept from the model in parallel
     /// parts (into scratch files) while `check` runs, then `check`'s incidents.
-    pub fn encode_tracks(&self, input: &Input<'_>, content: Content) -> Result<EncodedTracks> {
+    pub fn encode_tracks(&self, input: &Input<'_>, counters: bool) -> Result<EncodedTracks> {
         let io = |e| ExportError::io(&self.path, e);
         let mut head = Vec::new();
         tracks::write_first_packet(&mut head).map_err(io)?;
-        if content == Content::Compact {
+        if !counters {
             let mut tail = Vec::new();
             let incident_slices = tracks::write_incidents(&input.incidents(), &mut tail).map_err(io)?;
             let counts = TrackCounts { counter_values: 0, incident_slices };

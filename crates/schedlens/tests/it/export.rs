@@ -211,4 +211,31 @@ fn export_refuses_bad_usage_with_a_message() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.dat"));
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlens"))
+        .args(["export", &fixture("hackbench-v6.dat"), "--format", "parquet", "--counters", "-o"])
+        .arg(temp("bad-counters"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--counters shapes a Perfetto file only");
+}
+
+/// `--counters` adds schedlens's counter tracks to the compact file, and nothing else:
+/// it reads back to the same statistics.
+#[test]
+fn compact_perfetto_takes_the_counters_when_asked() {
+    let trace = fixture("hackbench-v7zstd.dat");
+    let dir = temp("perfetto-counters");
+    let counter_values = |extra: &[&str], name: &str| {
+        let out = dir.join(name).display().to_string();
+        let mut args = vec!["export", &trace, "--format", "perfetto", "-o", &out];
+        args.extend_from_slice(extra);
+        let said = schedlens(&args);
+        let values = said.split(" counter values").next().unwrap().rsplit(' ').next().unwrap().parse::<u64>();
+        (values.unwrap_or_else(|_| panic!("{said}")), schedlens(&["stats", &out, "--by", "cpu"]))
+    };
+    let (without, stats) = counter_values(&[], "compact.pftrace");
+    let (with, stats_with) = counter_values(&["--counters"], "counters.pftrace");
+    assert_eq!(without, 0);
+    assert!(with > 1000, "{with} counter values");
+    assert_eq!(stats, stats_with);
 }
