@@ -67,16 +67,9 @@ pub fn scheduler_share(b: &PathBreakdown) -> Option<f64> {
 
 /// The sentence to quote (`Breakdown::sentence`) of a document's parts.
 pub fn sentence(b: &PathBreakdown) -> String {
-    Breakdown {
-        running_ns: b.running_ns,
-        scheduler_ns: b.scheduler_ns,
-        pinning_ns: b.pinning_ns,
-        contention_ns: b.contention_ns,
-        other_task_ns: b.other_task_ns,
-        blocked_ns: b.blocked_ns,
-        unknown_ns: b.unknown_ns,
-    }
-    .sentence()
+    let PathBreakdown { running_ns, scheduler_ns, pinning_ns, contention_ns, other_task_ns, blocked_ns, unknown_ns } =
+        *b;
+    Breakdown { running_ns, scheduler_ns, pinning_ns, contention_ns, other_task_ns, blocked_ns, unknown_ns }.sentence()
 }
 
 fn percent(part: u64, whole: u64) -> f64 {

@@ -11,7 +11,6 @@ use crate::shown::ShownTrace;
 use analysis::check::Affinity;
 use analysis::critical_path::{CostStretch, CriticalPath, Followed, Target, critical_path};
 use analysis::idle::IdleIndex;
-use documents::critical_path::PathBreakdown;
 use documents::page::{PageCost, PageHop, PagePath, Ran};
 use model::{Nanos, TaskId};
 use std::sync::Arc;
@@ -99,15 +98,7 @@ pub fn page_path(trace: &ShownTrace, walked: &Walked, start: Nanos, end: Nanos) 
         start: trace.relative(path.window.start),
         end: trace.relative(path.window.end),
         sentence: b.sentence(),
-        breakdown: PathBreakdown {
-            running_ns: b.running_ns,
-            scheduler_ns: b.scheduler_ns,
-            pinning_ns: b.pinning_ns,
-            contention_ns: b.contention_ns,
-            other_task_ns: b.other_task_ns,
-            blocked_ns: b.blocked_ns,
-            unknown_ns: b.unknown_ns,
-        },
+        breakdown: experiment::critical_path::breakdown_document(&b),
         scheduler_share: b.scheduler_share(),
         affinity: if path.recorded_affinity { "recorded".into() } else { "inferred".into() },
         hop_count: path.hops.len(),
