@@ -118,6 +118,10 @@ fn main() {
             );
         }
         if at_end {
+            println!(
+                "{round} watched {} ns, a task waited while a core idled {} ns, {incidents} incidents",
+                detector.totals.watched_ns, detector.totals.idle_while_waiting_ns
+            );
             break;
         }
     }

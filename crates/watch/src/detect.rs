@@ -145,7 +145,7 @@ impl Detector {
     }
 
     /// Adds the stretch since the previous tick to the time watched and its
-    /// idle-while-waiting time (a sweep over that stretch alone).
+    /// idle-while-waiting time (the sweep `check` makes, over that stretch alone).
     fn count_new_stretch(
         &mut self,
         model: &Model,
@@ -163,12 +163,8 @@ impl Detector {
             self.totals.idle_while_waiting_ns += findings.idle_while_waiting.0;
             return;
         }
-        let part = CheckRequest {
-            window: Window::new(Nanos(since), Nanos(watermark)),
-            min_lost: Nanos(u64::MAX),
-            ..request.clone()
-        };
-        self.totals.idle_while_waiting_ns += check(model, &part).idle_while_waiting.0;
+        let part = Window::new(Nanos(since), Nanos(watermark));
+        self.totals.idle_while_waiting_ns += analysis::occupancy::idle_while_waiting(model, part, request.filter).total.0;
     }
 }
 
