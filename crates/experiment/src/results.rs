@@ -73,4 +73,27 @@ mod tests {
         assert_eq!(number(0.25), "0.25");
         assert_eq!(number(f64::NAN), "");
     }
+
+    /// `runs` writes its report from the numbers it computed and `report DIR` from
+    /// `results.json`: they are the same bytes only if every number reads back exactly
+    /// (serde_json's default float parser can be one unit in the last place off).
+    #[test]
+    fn results_read_back_every_number_exactly() {
+        let shares = [0.24773258788616534, 0.29235880210533843, 0.1 + 0.2, 1e-300, 123456.78901234567];
+        let results = Results {
+            command: vec!["true".into()],
+            repetitions: 1,
+            sleep_s: 0.0,
+            recorded: false,
+            knobs: vec![],
+            settings: vec![],
+            metrics: vec![],
+            runs: vec![],
+            interrupted_by: None,
+        };
+        for share in shares {
+            let text = to_json(&Results { sleep_s: share, ..results.clone() });
+            assert_eq!(from_json(&text).unwrap().sleep_s.to_bits(), share.to_bits(), "{share:?}");
+        }
+    }
 }
