@@ -37,7 +37,9 @@ cargo test --workspace --locked "${features[@]}" --no-run
 fuzz_build_log=$(mktemp)
 setsid scripts/fuzz.sh --build >"$fuzz_build_log" 2>&1 &
 fuzz_build=$!
-trap 'kill -- -$fuzz_build 2>/dev/null; rm -f "$fuzz_build_log"' EXIT
+# Stopped with the tests if they fail (`|| true`: under `set -e` a failed command in the
+# trap would be the script's exit status).
+trap 'kill -- -$fuzz_build 2>/dev/null || true; rm -f "$fuzz_build_log"' EXIT
 
 cargo test --workspace --locked "${features[@]}"
 # The binary the tests ran (a `cargo build -p schedlens` would build most of the workspace
@@ -99,6 +101,7 @@ case $status in
 esac
 status=0
 wait "$fuzz_build" || status=$?
+trap 'rm -f "$fuzz_build_log"' EXIT
 cat "$fuzz_build_log" >&2
 ((status == 0)) || { echo "test.sh: the fuzzers' build failed" >&2; exit 1; }
 scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-60}"
