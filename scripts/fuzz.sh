@@ -18,15 +18,13 @@
 # is saved under fuzz/artifacts/TARGET/. Panics listed in crates/trust/src/known.rs are
 # tolerated (they are being fixed elsewhere).
 #
-# `fuzz.sh --build` only builds them (scripts/test.sh does so beside the tests).
-#
 # Built without a sanitizer (all the code is safe Rust: AddressSanitizer finds nothing
 # there and makes the fuzzers 3 to 5 times slower) and with debug assertions, so integer
 # overflow is a crash.
 set -euo pipefail
 
-if [[ $# -ne 1 || ! $1 =~ ^([1-9][0-9]*|--build)$ ]]; then
-    echo "usage: $0 SECONDS | $0 --build" >&2
+if [[ $# -ne 1 || ! $1 =~ ^[1-9][0-9]*$ ]]; then
+    echo "usage: $0 SECONDS" >&2
     exit 2
 fi
 duration=$1
@@ -56,7 +54,6 @@ fi
 
 flags=(--sanitizer none --debug-assertions)
 (cd fuzz && cargo +nightly fuzz build "${flags[@]}")
-[[ $duration != --build ]] || exit 0
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT

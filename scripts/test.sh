@@ -5,10 +5,9 @@
 # (node's test runner; headless Chromium, skipped with a message when it is missing), the
 # PGO release build when SCHEDLENS_TEST_PGO=1 (scripts/build-release.sh: it must write the
 # plain build's bytes), then the fuzzers for a bounded time (the model's for
-# SCHEDLENS_FUZZ_SECONDS, default 60, the readers' a quarter of it each beside it; built
-# while the tests run). Installs trace-cmd (as root, with apt) and Rust (rustup) when
-# missing; `.ci/run` installs the rest a fresh Debian machine lacks and then runs this
-# script.
+# SCHEDLENS_FUZZ_SECONDS, default 60, the readers' a quarter of it each beside it).
+# Installs trace-cmd (as root, with apt) and Rust (rustup) when missing; `.ci/run` installs
+# the rest a fresh Debian machine lacks and then runs this script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -30,17 +29,6 @@ features=()
 if [[ -e /usr/include/otf2/otf2.h ]]; then
     features=(--features schedlens/otf2,export/otf2)
 fi
-cargo test --workspace --locked "${features[@]}" --no-run
-# The fuzzers' build (nightly, every crate below `trust` again, one codegen unit each: about
-# 150 s of CPU, much of it on one core) runs beside the tests and the page tests, which
-# leave a core idle much of the time; its output is shown when it is done.
-fuzz_build_log=$(mktemp)
-setsid scripts/fuzz.sh --build >"$fuzz_build_log" 2>&1 &
-fuzz_build=$!
-# Stopped with the tests if they fail (`|| true`: under `set -e` a failed command in the
-# trap would be the script's exit status).
-trap 'kill -- -$fuzz_build 2>/dev/null || true; rm -f "$fuzz_build_log"' EXIT
-
 cargo test --workspace --locked "${features[@]}"
 # The binary the tests ran (a `cargo build -p schedlens` would build most of the workspace
 # again: without the tests, `model` lacks its `scenario` feature).
@@ -99,9 +87,4 @@ case $status in
     3) echo "test.sh: the PGO build was not tested (SCHEDLENS_TEST_PGO=1 tests it)" >&2 ;;
     *) exit 1 ;;
 esac
-status=0
-wait "$fuzz_build" || status=$?
-trap 'rm -f "$fuzz_build_log"' EXIT
-cat "$fuzz_build_log" >&2
-((status == 0)) || { echo "test.sh: the fuzzers' build failed" >&2; exit 1; }
 scripts/fuzz.sh "${SCHEDLENS_FUZZ_SECONDS:-60}"
