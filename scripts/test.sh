@@ -5,10 +5,9 @@
 # (node's test runner; headless Chromium, skipped with a message when it is missing), the
 # PGO release build when SCHEDLENS_TEST_PGO=1 (scripts/build-release.sh: it must write the
 # plain build's bytes), then the fuzzers for a bounded time (the model's for
-# SCHEDLENS_FUZZ_SECONDS, default 60, the
-# reader's for half of it, side by side). Installs trace-cmd (as root, with apt) and Rust
-# (rustup) when missing; `.ci/run` installs the rest a fresh Debian machine lacks and
-# then runs this script.
+# SCHEDLENS_FUZZ_SECONDS, default 60, the readers' a quarter of it each beside it).
+# Installs trace-cmd (as root, with apt) and Rust (rustup) when missing; `.ci/run` installs
+# the rest a fresh Debian machine lacks and then runs this script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,12 +30,15 @@ if [[ -e /usr/include/otf2/otf2.h ]]; then
     features=(--features schedlens/otf2,export/otf2)
 fi
 cargo test --workspace --locked "${features[@]}"
+# The binary the tests ran (a `cargo build -p schedlens` would build most of the workspace
+# again: without the tests, `model` lacks its `scenario` feature).
+target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+schedlens=$target_dir/debug/schedlens
 if command -v node >/dev/null; then
-    cargo build -p schedlens --locked "${features[@]}"
     # Files named one by one: node 18 (Debian's) and node 22 read a directory argument differently.
     node --test crates/tiles/web/test/*.test.mjs
-    SCHEDLENS_BIN=target/debug/schedlens node --test crates/view/tests/browser/*.test.mjs
-    SCHEDLENS_BIN=target/debug/schedlens node --test crates/report/tests/browser/*.test.mjs
+    SCHEDLENS_BIN=$schedlens node --test crates/view/tests/browser/*.test.mjs
+    SCHEDLENS_BIN=$schedlens node --test crates/report/tests/browser/*.test.mjs
 else
     echo "test.sh: node is missing (apt-get install nodejs): the viewer's JS and browser tests were skipped" >&2
 fi
@@ -78,8 +80,7 @@ if [[ ${SCHEDLENS_TEST_PGO:-0} == 1 ]]; then
 fi
 case $status in
     0)
-        cargo build -p schedlens --locked "${features[@]}"
-        same_outputs target/debug/schedlens "$pgo"
+        same_outputs "$schedlens" "$pgo"
         echo "test.sh: the PGO build writes the plain build's bytes"
         ;;
     2) echo "test.sh: the PGO build was not tested" >&2 ;;

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The Chromium binary, or null when none is installed. */
@@ -24,7 +24,7 @@ export function findChromium() {
  */
 export function testTargets(suite) {
   const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
-  const bin = process.env.SCHEDLENS_BIN ? join(process.cwd(), process.env.SCHEDLENS_BIN) : join(root, 'target/debug/schedlens');
+  const bin = process.env.SCHEDLENS_BIN ? resolve(process.env.SCHEDLENS_BIN) : join(root, 'target/debug/schedlens');
   const chromium = findChromium();
   const skip = !chromium ? 'no Chromium installed (apt-get install chromium)' : !existsSync(bin) ? `no schedlens binary at ${bin} (cargo build)` : false;
   if (skip) console.log(`# ${suite} skipped: ${skip}`);
