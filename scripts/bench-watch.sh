@@ -7,7 +7,7 @@
 #      `trace-cmd record` (through ../shared/tools/trace-cmd-record, which shadows the
 #      function-tracer files this VM refuses), alternating in rounds since a shared
 #      machine drifts; and what each wrote.
-# Usage: scripts/bench-watch.sh [MINUTES of the memory run, default 10] [RUNS per round, default 5]
+# Usage: scripts/bench-watch.sh [MINUTES of the memory run, default 10; 0 skips it] [RUNS per round, default 5]
 # (needs hackbench and python3; trace-cmd for the third column)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,29 +26,31 @@ median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) f
 run_once() { "${workload[@]}" 2>/dev/null | awk '/^Time:/ {print $2}'; }
 
 # 1. memory over time
-echo "== memory: watch for $minutes min under ${workload[*]} in a loop"
-"$bin" watch -o "$work/inc-mem" --duration $((minutes * 60)) --format json >"$work/mem.jsonl" 2>"$work/mem.err" &
-watcher=$!
-sleep 2
-( while kill -0 $watcher 2>/dev/null; do "${workload[@]}" >/dev/null 2>&1 || true; done ) &
-loop=$!
-start=$(date +%s)
-while kill -0 $watcher 2>/dev/null; do
-    rss=$(awk '/^VmRSS/ {print $2}' /proc/$watcher/status 2>/dev/null || true)
-    # The summary SIGUSR1 asks for says the ring's bytes: the rest is the watcher's own.
-    kill -USR1 $watcher 2>/dev/null || true
-    sleep 0.7
-    ring=$(grep '"type":"summary"' "$work/mem.jsonl" | tail -n 1 |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["ring_bytes"] // 1024)' 2>/dev/null || true)
-    [ -n "$rss" ] && printf 'minute %5.2f  rss %7d kB  ring %7s kB\n' \
-        "$(python3 -c "print(($(date +%s) - $start) / 60)")" "$rss" "${ring:-?}"
-    sleep 9.3
-done
-wait $watcher || true
-kill $loop 2>/dev/null || true
-wait $loop 2>/dev/null || true
-tail -n 1 "$work/mem.jsonl"
-cat "$work/mem.err"
+if ((minutes > 0)); then
+    echo "== memory: watch for $minutes min under ${workload[*]} in a loop"
+    "$bin" watch -o "$work/inc-mem" --duration $((minutes * 60)) --format json >"$work/mem.jsonl" 2>"$work/mem.err" &
+    watcher=$!
+    sleep 2
+    ( while kill -0 $watcher 2>/dev/null; do "${workload[@]}" >/dev/null 2>&1 || true; done ) &
+    loop=$!
+    start=$(date +%s)
+    while kill -0 $watcher 2>/dev/null; do
+        rss=$(awk '/^VmRSS/ {print $2}' /proc/$watcher/status 2>/dev/null || true)
+        # The summary SIGUSR1 asks for says the ring's bytes: the rest is the watcher's own.
+        kill -USR1 $watcher 2>/dev/null || true
+        sleep 0.7
+        ring=$(grep '"type":"summary"' "$work/mem.jsonl" | tail -n 1 |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["ring_bytes"] // 1024)' 2>/dev/null || true)
+        [ -n "$rss" ] && printf 'minute %5.2f  rss %7d kB  ring %7s kB\n' \
+            "$(python3 -c "print(($(date +%s) - $start) / 60)")" "$rss" "${ring:-?}"
+        sleep 9.3
+    done
+    wait $watcher || true
+    kill $loop 2>/dev/null || true
+    wait $loop 2>/dev/null || true
+    tail -n 1 "$work/mem.jsonl"
+    cat "$work/mem.err"
+fi
 
 # 2. slowdown: each run's own "Time:" line, so the tracers' start and end are not counted.
 echo "== slowdown: median hackbench time over $rounds rounds of $n runs"
