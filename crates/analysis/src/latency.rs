@@ -498,7 +498,7 @@ enum Grouping {
     Tasks(Vec<(TaskId, Pid, String, Group)>),
     Commands(Vec<(String, Group)>),
     Cpus(Vec<(Cpu, Group)>),
-    Overall(Group),
+    Overall(Box<Group>),
 }
 
 fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[UnknownEnd]) -> Latencies {
@@ -531,7 +531,7 @@ fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[UnknownEn
                 let mut all_unknown = UnknownEnds::default();
                 unknown.iter().for_each(|u| all_unknown.count(u.3));
                 let mut all: Vec<&Delay> = delays.iter().collect();
-                Grouping::Overall(summarise(&mut all, all_unknown))
+                Grouping::Overall(Box::new(summarise(&mut all, all_unknown)))
             }
         },
     );
@@ -541,7 +541,7 @@ fn group(model: &Model, window: Window, delays: Vec<Delay>, unknown: &[UnknownEn
             Grouping::Tasks(list) => by_task = list,
             Grouping::Commands(list) => by_command = list,
             Grouping::Cpus(list) => by_cpu = list,
-            Grouping::Overall(group) => overall = group,
+            Grouping::Overall(group) => overall = *group,
         }
     }
     Latencies { window, delays, by_task, by_command, by_cpu, overall }

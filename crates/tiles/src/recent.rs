@@ -6,12 +6,15 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
+/// Per key, the use counter's value when it was last used, and its value.
+type Kept<K, V> = HashMap<K, (u64, Arc<V>)>;
+
 /// Values by key, at most `capacity` of them.
 #[derive(Debug)]
 pub struct Recent<K, V> {
     capacity: usize,
     /// A use counter, and per key when it was last used and its value.
-    kept: Mutex<(u64, HashMap<K, (u64, Arc<V>)>)>,
+    kept: Mutex<(u64, Kept<K, V>)>,
     /// Held while a value is computed: requests that need one wait for the one under way
     /// (it may be theirs) instead of computing it again beside it.
     computing: Mutex<()>,
