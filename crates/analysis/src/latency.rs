@@ -274,9 +274,11 @@ pub fn compute(model: &Model, window: Window, filter: &TaskFilter, affinity: Opt
     };
     let waits = model.waits().len();
     let pieces = waits.div_ceil(PIECE_WAITS);
-    let parts = crate::cores::on_cores(pieces, || (), |_, piece| {
-        pass.delays_in(piece * PIECE_WAITS..((piece + 1) * PIECE_WAITS).min(waits))
-    });
+    let parts = crate::cores::on_cores(
+        pieces,
+        || (),
+        |_, piece| pass.delays_in(piece * PIECE_WAITS..((piece + 1) * PIECE_WAITS).min(waits)),
+    );
     let mut delays = Vec::with_capacity(parts.iter().map(|(d, _)| d.len()).sum());
     let mut unknown = Vec::new();
     for (piece_delays, piece_unknown) in parts {

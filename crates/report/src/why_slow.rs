@@ -13,8 +13,8 @@ use documents::critical_path::CriticalPathReport;
 use experiment::critical_path::{document, duration, parts, sentence, stretch_words};
 use figures::latency_histogram::{Series, command_series, wakeup_latency_figure};
 use model::{Model, Nanos};
-use tiles::path::Walked;
 use std::fmt::Write;
+use tiles::path::Walked;
 
 /// Stretches of scheduler cost listed per trace.
 const STRETCHES: usize = 5;

@@ -64,7 +64,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         bail!("--min-lost {} must be a number of milliseconds, 0 or more", args.min_lost);
     }
     if (args.all_events || args.counters) && args.format != Format::Perfetto {
-        return Err(crate::usage("--all-events and --counters shape a Perfetto file: give them with --format perfetto"));
+        return Err(crate::usage(
+            "--all-events and --counters shape a Perfetto file: give them with --format perfetto",
+        ));
     }
     let traces = traces::expand(&args.traces)?;
     if traces.len() > 1 && args.format != Format::Parquet {
@@ -101,7 +103,8 @@ fn export_one(args: &Args, path: &Path) -> Result<Outcome> {
     let out = &args.output;
     let message = match args.format {
         Format::Perfetto => {
-            let content = if args.all_events { Content::AllEvents } else { Content::Compact { counters: args.counters } };
+            let content =
+                if args.all_events { Content::AllEvents } else { Content::Compact { counters: args.counters } };
             let summary = export::perfetto::write(&input, out, content, &mut progress).with_context(context)?;
             perfetto_message(out, &summary)
         }

@@ -84,46 +84,46 @@ fn main() {
     let loops: u32 = std::env::var("LOOPS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     println!("loop trace_s ring_MB ring_s open incidents resident_MB live_MB");
     for round in 0..loops {
-    let mut ring = Ring::new(layout, trace.cpu_count());
-    let mut detector = Detector::new(options.clone());
-    let mut next = vec![0; pages.len()];
-    let (mut now, mut incidents, mut next_report) = (start, 0, start);
-    loop {
-        now = (now + TICK_NS).min(end);
-        for (cpu, cpu_pages) in pages.iter().enumerate() {
-            while next[cpu] < cpu_pages.len() && cpu_pages[next[cpu]].1 <= now {
-                ring.add_page(cpu as u32, &cpu_pages[next[cpu]].2);
-                next[cpu] += 1;
+        let mut ring = Ring::new(layout, trace.cpu_count());
+        let mut detector = Detector::new(options.clone());
+        let mut next = vec![0; pages.len()];
+        let (mut now, mut incidents, mut next_report) = (start, 0, start);
+        loop {
+            now = (now + TICK_NS).min(end);
+            for (cpu, cpu_pages) in pages.iter().enumerate() {
+                while next[cpu] < cpu_pages.len() && cpu_pages[next[cpu]].1 <= now {
+                    ring.add_page(cpu as u32, &cpu_pages[next[cpu]].2);
+                    next[cpu] += 1;
+                }
+                let until = cpu_pages.get(next[cpu]).map_or(now, |p| now.min(p.0.saturating_sub(1)));
+                ring.drained(cpu as u32, until);
             }
-            let until = cpu_pages.get(next[cpu]).map_or(now, |p| now.min(p.0.saturating_sub(1)));
-            ring.drained(cpu as u32, until);
+            let at_end = now == end;
+            let watermark = ring.watermark(None).unwrap_or(start);
+            incidents += detector.tick(&setup, &ring, watermark, at_end).expect("a tick").len();
+            let forget = detector.keep_from(watermark, keep_ns);
+            ring.evict_before(forget.max(watermark.saturating_sub(keep_ns * MAX_HOLD)));
+            if now >= next_report || at_end {
+                next_report = now + 10_000_000_000;
+                let held_s = ring.start_ns().map_or(0.0, |s| watermark.saturating_sub(s) as f64 / 1e9);
+                println!(
+                    "{round} {:7.1} {:7.1} {:6.1} {:>4} {:9} {:11.1} {:7.1}",
+                    (now - start) as f64 / 1e9,
+                    ring.bytes() as f64 / 1e6,
+                    held_s,
+                    if detector.open_since().is_some() { "yes" } else { "no" },
+                    incidents,
+                    resident_mb(),
+                    LIVE.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6
+                );
+            }
+            if at_end {
+                println!(
+                    "{round} watched {} ns, a task waited while a core idled {} ns, {incidents} incidents",
+                    detector.totals.watched_ns, detector.totals.idle_while_waiting_ns
+                );
+                break;
+            }
         }
-        let at_end = now == end;
-        let watermark = ring.watermark(None).unwrap_or(start);
-        incidents += detector.tick(&setup, &ring, watermark, at_end).expect("a tick").len();
-        let forget = detector.keep_from(watermark, keep_ns);
-        ring.evict_before(forget.max(watermark.saturating_sub(keep_ns * MAX_HOLD)));
-        if now >= next_report || at_end {
-            next_report = now + 10_000_000_000;
-            let held_s = ring.start_ns().map_or(0.0, |s| watermark.saturating_sub(s) as f64 / 1e9);
-            println!(
-                "{round} {:7.1} {:7.1} {:6.1} {:>4} {:9} {:11.1} {:7.1}",
-                (now - start) as f64 / 1e9,
-                ring.bytes() as f64 / 1e6,
-                held_s,
-                if detector.open_since().is_some() { "yes" } else { "no" },
-                incidents,
-                resident_mb(),
-                LIVE.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6
-            );
-        }
-        if at_end {
-            println!(
-                "{round} watched {} ns, a task waited while a core idled {} ns, {incidents} incidents",
-                detector.totals.watched_ns, detector.totals.idle_while_waiting_ns
-            );
-            break;
-        }
-    }
     }
 }

@@ -164,7 +164,8 @@ impl Detector {
             return;
         }
         let part = Window::new(Nanos(since), Nanos(watermark));
-        self.totals.idle_while_waiting_ns += analysis::occupancy::idle_while_waiting(model, part, request.filter).total.0;
+        self.totals.idle_while_waiting_ns +=
+            analysis::occupancy::idle_while_waiting(model, part, request.filter).total.0;
     }
 }
 
