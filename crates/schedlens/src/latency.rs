@@ -108,7 +108,9 @@ pub fn run(args: Args) -> Result<Outcome> {
             return Ok(loaded.outcome);
         }
         let mut rows = rows(model, &latencies, args.by);
-        rows.sort_by(|a, b| b.1.wakeups.p99_ns.cmp(&a.1.wakeups.p99_ns).then_with(|| a.0.cmp(&b.0)));
+        rows.sort_by(|a, b| {
+            b.1.wakeups.latencies.p99_ns.cmp(&a.1.wakeups.latencies.p99_ns).then_with(|| a.0.cmp(&b.0))
+        });
         rows.truncate(args.top.unwrap_or(usize::MAX));
         let name = file_name(trace);
         series.extend(figure_series(&rows[..rows.len().min(figure_rows)], several.then_some(name.as_str())));
@@ -157,7 +159,7 @@ fn figure_series(rows: &[KeyedRow<'_>], trace: Option<&str>) -> Vec<Series> {
                 (_, _, cpu) => format!("CPU {}", cpu.unwrap_or(0)),
             };
             let name = trace.map_or(name.clone(), |trace| format!("{trace}: {name}"));
-            Series { name, counts: group.wakeups.histogram.to_vec() }
+            Series { name, counts: group.wakeups.latencies.histogram.to_vec() }
         })
         .collect()
 }
@@ -203,11 +205,11 @@ fn print_task(
         writeln!(
             out,
             "{what}: {} delays, p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms",
-            summary.count,
-            ms(summary.p50_ns),
-            ms(summary.p90_ns),
-            ms(summary.p99_ns),
-            ms(summary.p999_ns),
+            summary.latencies.count,
+            ms(summary.latencies.p50_ns),
+            ms(summary.latencies.p90_ns),
+            ms(summary.latencies.p99_ns),
+            ms(summary.latencies.p999_ns),
             ms(summary.worst.map_or(0, |w| w.latency_ns))
         )?;
         writeln!(out, "  {}", causes(summary))?;
@@ -318,11 +320,11 @@ fn print_text(
         writeln!(
             out,
             "{what}: {} delays, p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms{}",
-            summary.count,
-            ms(summary.p50_ns),
-            ms(summary.p90_ns),
-            ms(summary.p99_ns),
-            ms(summary.p999_ns),
+            summary.latencies.count,
+            ms(summary.latencies.p50_ns),
+            ms(summary.latencies.p90_ns),
+            ms(summary.latencies.p99_ns),
+            ms(summary.latencies.p999_ns),
             ms(summary.worst.map_or(0, |w| w.latency_ns)),
             summary.worst.map_or(String::new(), |w| format!(
                 " (pid {} at {} s on CPU {}{})",
@@ -373,21 +375,21 @@ fn print_text(
             (_, _, cpu) => format!("{:<24}", cpu.unwrap_or(0)),
         };
         let w = &group.wakeups;
-        let share = |n: u64| if w.count == 0 { 0.0 } else { 100.0 * n as f64 / w.count as f64 };
+        let share = |n: u64| if w.latencies.count == 0 { 0.0 } else { 100.0 * n as f64 / w.latencies.count as f64 };
         writeln!(
             out,
             "{name} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6.1} {:>6.1} {:>9} {:>7} {:>9} {:>7}",
-            w.count,
-            ms(w.p50_ns),
-            ms(w.p90_ns),
-            ms(w.p99_ns),
-            ms(w.p999_ns),
+            w.latencies.count,
+            ms(w.latencies.p50_ns),
+            ms(w.latencies.p90_ns),
+            ms(w.latencies.p99_ns),
+            ms(w.latencies.p999_ns),
             ms(w.worst.map_or(0, |m| m.latency_ns)),
             share(w.on_idle_cpu.0),
             share(w.migrated.0),
             ms(w.allowed_idle.1),
-            group.preemptions.count,
-            ms(group.preemptions.p99_ns),
+            group.preemptions.latencies.count,
+            ms(group.preemptions.latencies.p99_ns),
             group.unknown.total()
         )?;
     }
@@ -398,7 +400,7 @@ fn causes(summary: &Summary) -> String {
     format!(
         "{} placed on an idle CPU, {} behind a running task or unknown; {} migrated; {} while another allowed CPU idled ({} ms idle in all)",
         summary.on_idle_cpu.0,
-        summary.count - summary.on_idle_cpu.0,
+        summary.latencies.count - summary.on_idle_cpu.0,
         summary.migrated.0,
         summary.allowed_idle.0,
         ms(summary.allowed_idle.1)
@@ -407,9 +409,9 @@ fn causes(summary: &Summary) -> String {
 
 fn print_histogram(out: &mut impl Write, summary: &Summary) -> Result<()> {
     let edges = bucket_edges_ns();
-    let widest = summary.histogram.iter().copied().max().unwrap_or(0).max(1);
+    let widest = summary.latencies.histogram.iter().copied().max().unwrap_or(0).max(1);
     let label = |ns: u64| if ns < 1_000_000 { format!("{} us", ns / 1000) } else { format!("{} ms", ns / 1_000_000) };
-    for (k, &count) in summary.histogram.iter().enumerate().filter(|(_, c)| **c > 0) {
+    for (k, &count) in summary.latencies.histogram.iter().enumerate().filter(|(_, c)| **c > 0) {
         let upper = edges.get(k + 1).map_or("...".to_string(), |&e| label(e));
         let bar = "#".repeat(((count * 40).div_ceil(widest)) as usize);
         writeln!(out, "  {:>9} .. {:<9} {:>8} {bar}", label(edges[k]), upper, count)?;
@@ -431,21 +433,21 @@ fn print_csv(out: &mut impl Write, rows: &[KeyedRow<'_>]) -> Result<()> {
             key.comm.as_deref().map_or(String::new(), csv_field),
             opt(key.pid.map(i64::from)),
             opt(key.cpu.map(i64::from)),
-            w.count,
-            w.total_ns,
-            w.p50_ns,
-            w.p90_ns,
-            w.p99_ns,
-            w.p999_ns,
+            w.latencies.count,
+            w.latencies.total_ns,
+            w.latencies.p50_ns,
+            w.latencies.p90_ns,
+            w.latencies.p99_ns,
+            w.latencies.p999_ns,
             w.worst.map_or(0, |m| m.latency_ns),
             w.on_idle_cpu.0,
             w.migrated.0,
             w.allowed_idle.0,
             w.allowed_idle.1,
-            p.count,
-            p.total_ns,
-            p.p50_ns,
-            p.p99_ns,
+            p.latencies.count,
+            p.latencies.total_ns,
+            p.latencies.p50_ns,
+            p.latencies.p99_ns,
             p.worst.map_or(0, |m| m.latency_ns),
             group.unknown.lost,
             group.unknown.trace_end,
@@ -489,13 +491,13 @@ fn group_document(model: &Model, group: &Group) -> LatencyGroup {
 
 fn summary_document(model: &Model, summary: &Summary) -> LatencySummary {
     LatencySummary {
-        count: summary.count,
-        total_ns: summary.total_ns,
-        histogram: summary.histogram.to_vec(),
-        p50_ns: summary.p50_ns,
-        p90_ns: summary.p90_ns,
-        p99_ns: summary.p99_ns,
-        p999_ns: summary.p999_ns,
+        count: summary.latencies.count,
+        total_ns: summary.latencies.total_ns,
+        histogram: summary.latencies.histogram.to_vec(),
+        p50_ns: summary.latencies.p50_ns,
+        p90_ns: summary.latencies.p90_ns,
+        p99_ns: summary.latencies.p99_ns,
+        p999_ns: summary.latencies.p999_ns,
         max: summary.worst.map(|w| LatencyMax {
             latency_ns: w.latency_ns,
             start_ns: w.start.0,

@@ -114,9 +114,9 @@ impl Extras {
         let latency = latency.then(|| {
             let result = analysis::latency::compute(model, window, filter, None);
             let summary = |group: &analysis::latency::Group| StatsLatency {
-                wakeups: group.wakeups.count,
-                p50_ns: group.wakeups.p50_ns,
-                p99_ns: group.wakeups.p99_ns,
+                wakeups: group.wakeups.latencies.count,
+                p50_ns: group.wakeups.latencies.p50_ns,
+                p99_ns: group.wakeups.latencies.p99_ns,
             };
             let mut map = HashMap::new();
             for (_, pid, name, group) in &result.by_task {

@@ -72,16 +72,22 @@ fn each_wait_that_ran_is_a_delay_with_its_causes() {
     );
     assert_eq!(result.delays[0].waker.map(|w| pid(&model, w)), Some(1));
     let beta = &result.by_task.iter().find(|(_, p, _, _)| *p == Pid(2)).unwrap().3;
-    assert_eq!((beta.wakeups.count, beta.wakeups.total_ns, beta.preemptions.count), (2, 50, 0));
-    assert_eq!((beta.wakeups.p50_ns, beta.wakeups.p99_ns), (10, 40));
+    assert_eq!(
+        (beta.wakeups.latencies.count, beta.wakeups.latencies.total_ns, beta.preemptions.latencies.count),
+        (2, 50, 0)
+    );
+    assert_eq!((beta.wakeups.latencies.p50_ns, beta.wakeups.latencies.p99_ns), (10, 40));
     assert_eq!(
         (beta.wakeups.on_idle_cpu, beta.wakeups.migrated, beta.wakeups.allowed_idle),
         ((1, 10), (1, 10), (1, 20))
     );
     let worst = beta.wakeups.worst.unwrap();
     assert_eq!((worst.latency_ns, worst.start, worst.cpu), (40, Nanos(10), Cpu(0)));
-    assert_eq!(result.overall.wakeups.count + result.overall.preemptions.count, 3);
-    assert_eq!(result.by_cpu.iter().map(|(c, g)| (c.0, g.wakeups.count)).collect::<Vec<_>>(), [(0, 1), (1, 1)]);
+    assert_eq!(result.overall.wakeups.latencies.count + result.overall.preemptions.latencies.count, 3);
+    assert_eq!(
+        result.by_cpu.iter().map(|(c, g)| (c.0, g.wakeups.latencies.count)).collect::<Vec<_>>(),
+        [(0, 1), (1, 1)]
+    );
     assert_eq!(result.by_command.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>(), ["alpha", "beta"]);
 }
 
@@ -189,7 +195,15 @@ fn distributions_are_the_delays_of_compute_without_their_causes() {
         let (full, bare) =
             (latency::compute(model, window, &filter, None), latency::distributions(model, window, &filter));
         let agree = |s: &latency::Summary, d: &latency::Distribution, name: &str| {
-            let summary = (s.count, s.total_ns, s.histogram, s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns);
+            let summary = (
+                s.latencies.count,
+                s.latencies.total_ns,
+                s.latencies.histogram,
+                s.latencies.p50_ns,
+                s.latencies.p90_ns,
+                s.latencies.p99_ns,
+                s.latencies.p999_ns,
+            );
             let distribution = (d.count, d.total_ns, d.histogram, d.p50_ns, d.p90_ns, d.p99_ns, d.p999_ns);
             assert_eq!(summary, distribution, "{what}: {name}");
             assert_eq!(s.worst.map_or(0, |w| w.latency_ns), d.max_ns, "{what}: {name}");
