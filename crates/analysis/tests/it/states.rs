@@ -15,9 +15,8 @@ fn of(model: &Model, pid: i32) -> StateTimes {
 /// 0q ....a..a.....   at 50, is preempted by B at 70, runs again at 80 and blocks in D at
 ///                    90. B was never seen before it ran: unknown until 70; it sleeps
 ///                    from 80.
-#[test]
-fn every_state_of_a_task_sums_to_the_window() {
-    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
+fn every_state() -> Model {
+    Scenario::new(1, &[(1, "alpha"), (2, "beta")])
         .other(0, 0, 1)
         .switch(20, 0, 1, S, 0)
         .wake(40, 0, 0, 1, 0)
@@ -26,7 +25,12 @@ fn every_state_of_a_task_sums_to_the_window() {
         .switch(80, 0, 2, S, 1)
         .switch(90, 0, 1, 2, 0)
         .other(120, 0, 0)
-        .finish();
+        .finish()
+}
+
+#[test]
+fn every_state_of_a_task_sums_to_the_window() {
+    let model = every_state();
     assert_drawing(
         &model,
         "0: AA...AABA...
@@ -76,16 +80,7 @@ fn dead_and_lost_time() {
 #[test]
 fn one_tasks_stretches_are_its_states_in_order() {
     use states::ThreadState::*;
-    let model = Scenario::new(1, &[(1, "alpha"), (2, "beta")])
-        .other(0, 0, 1)
-        .switch(20, 0, 1, S, 0)
-        .wake(40, 0, 0, 1, 0)
-        .switch(50, 0, 0, R, 1)
-        .switch(70, 0, 1, R, 2)
-        .switch(80, 0, 2, S, 1)
-        .switch(90, 0, 1, 2, 0)
-        .other(120, 0, 0)
-        .finish();
+    let model = every_state();
     let window = Window::new(Nanos(0), model.end() + Nanos(1));
     for pid in [1, 2] {
         let task = model.tasks().by_pid(Pid(pid)).unwrap();
