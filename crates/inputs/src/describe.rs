@@ -185,6 +185,15 @@ pub fn describe_perf_data(perf: &PerfData) -> Vec<(&'static str, String)> {
     lines
 }
 
+/// What a Perfetto trace is: (label, text) lines of `info`'s header and `report`'s
+/// description.
+pub fn describe_perfetto(trace: &PerfettoTrace) -> Vec<(&'static str, String)> {
+    vec![
+        ("file", format!("{} ({} bytes)", trace.input(), trace.size())),
+        ("format", "Perfetto trace (protobuf), ftrace bundles".to_string()),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,13 +231,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// What a Perfetto trace is: (label, text) lines of `info`'s header and `report`'s
-/// description.
-pub fn describe_perfetto(trace: &PerfettoTrace) -> Vec<(&'static str, String)> {
-    vec![
-        ("file", format!("{} ({} bytes)", trace.input(), trace.size())),
-        ("format", "Perfetto trace (protobuf), ftrace bundles".to_string()),
-    ]
 }

@@ -7,7 +7,7 @@ use crate::anomalies::Anomalies;
 use crate::events::SchedDecoder;
 use crate::staging;
 use crate::table::WakeupId;
-use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, WaitEnd, Waits, Wakeup, Wakeups};
+use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, Segments, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
 use crate::tracker::{Tracker, TrackerOptions};
 use tracedat::{Cpu, EventSource, Nanos};
@@ -320,8 +320,15 @@ impl Model {
     /// Whether `cpu` was idle at `time` (`None` where its state is unknown).
     pub fn cpu_idle_at(&self, cpu: Cpu, time: Nanos) -> Option<bool> {
         let segments = self.cpu(cpu)?.segments();
-        let index = segments.first_starting_after(time).checked_sub(1)?;
-        (time < segments.end(index) || segments.start(index) == time).then(|| segments.task(index) == TaskId::IDLE)
+        idle_before(segments, segments.first_starting_after(time), time)
+    }
+
+    /// [`Self::cpu_idle_at`], its segment searched from `near` (the last answer's
+    /// position on that CPU, updated): for passes that ask about times in about their order.
+    pub fn cpu_idle_at_near(&self, cpu: Cpu, time: Nanos, near: &mut usize) -> Option<bool> {
+        let segments = self.cpu(cpu)?.segments();
+        *near = segments.first_starting_after_near(time, *near);
+        idle_before(segments, *near, time)
     }
 
     /// When and where a wakeup's wakee then ran, if it did.
@@ -426,6 +433,13 @@ impl Model {
         }
         ends.iter().zip(tasks).map(|(end, &task)| end.unwrap_or(self.tasks.last_seen(task))).collect()
     }
+}
+
+/// Whether the segment before `next` (the first segment starting after `time`) idled at
+/// `time` (`None` where no segment covers it).
+fn idle_before(segments: &Segments, next: usize, time: Nanos) -> Option<bool> {
+    let index = next.checked_sub(1)?;
+    (time < segments.end(index) || segments.start(index) == time).then(|| segments.task(index) == TaskId::IDLE)
 }
 
 #[cfg(test)]

@@ -207,6 +207,61 @@ impl<R: Row<Id = usize>> Table<R> {
     pub fn first_starting_after(&self, time: Nanos) -> usize {
         self.times.partition_point(self.len(), |i| self.start(i), |start| start <= time)
     }
+
+    /// [`Self::first_starting_at_or_after`], searched outwards from `near` (the answer for
+    /// a nearby time): a few reads instead of a search of the whole table when a pass asks
+    /// about times in about their order. Any `near` gives the same answer.
+    pub fn first_starting_at_or_after_near(&self, time: Nanos, near: usize) -> usize {
+        self.partition_point_near(near, |start| start < time)
+    }
+
+    /// [`Self::first_starting_after`], searched outwards from `near` (see
+    /// [`Self::first_starting_at_or_after_near`]).
+    pub fn first_starting_after_near(&self, time: Nanos, near: usize) -> usize {
+        self.partition_point_near(near, |start| start <= time)
+    }
+
+    /// The first row whose start fails `pred` (which holds for a prefix of the starts), by
+    /// an exponential search from `near` and a binary search of the bracket it finds.
+    fn partition_point_near(&self, near: usize, pred: impl Fn(Nanos) -> bool) -> usize {
+        let len = self.len();
+        let Some(last) = len.checked_sub(1) else { return 0 };
+        let near = near.min(last);
+        // `pred` holds below `low` and fails from `high` on.
+        let (mut low, mut high);
+        if pred(self.start(near)) {
+            (low, high) = (near + 1, len);
+            let mut step = 1;
+            while let Some(probe) = (near + step < len).then_some(near + step) {
+                if !pred(self.start(probe)) {
+                    high = probe;
+                    break;
+                }
+                low = probe + 1;
+                step *= 2;
+            }
+        } else {
+            (low, high) = (0, near);
+            let mut step = 1;
+            while let Some(probe) = near.checked_sub(step) {
+                if pred(self.start(probe)) {
+                    low = probe + 1;
+                    break;
+                }
+                high = probe;
+                step *= 2;
+            }
+        }
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if pred(self.start(mid)) {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low
+    }
 }
 
 /// The rows of a range, each read on its own (see [`Table::iter`]).

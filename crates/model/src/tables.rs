@@ -853,6 +853,26 @@ mod tests {
     }
 
     #[test]
+    fn the_searches_from_a_nearby_row_find_what_the_whole_searches_find() {
+        // Starts with repeats (zero-length segments) and gaps, over more than one block.
+        let mut s = Segments::default();
+        let mut start = 0;
+        for i in 0..3000u64 {
+            let length = [0, 3, 0, 7, 1000][(i % 5) as usize];
+            s.push(seg(start, start + length));
+            start += length + i % 3;
+        }
+        for time in (0..start + 20).step_by(13).map(Nanos) {
+            let (at_or_after, after) = (s.first_starting_at_or_after(time), s.first_starting_after(time));
+            for near in [0, 1, 2, 500, 1499, 1500, 2998, 2999, 3000, 9999, at_or_after, after] {
+                assert_eq!(s.first_starting_at_or_after_near(time, near), at_or_after, "{time:?} from {near}");
+                assert_eq!(s.first_starting_after_near(time, near), after, "{time:?} from {near}");
+            }
+        }
+        assert_eq!(Segments::default().first_starting_after_near(Nanos(5), 3), 0);
+    }
+
+    #[test]
     fn segments_round_trip_with_gaps() {
         let mut s = Segments::default();
         let rows = [seg(0, 10), seg(10, 20), seg(25, 30), seg(30, 30), seg(30, 45)];

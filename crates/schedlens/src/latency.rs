@@ -97,7 +97,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         let model = &loaded.model;
         let (window, origin) = args.window.resolve(model, trace)?;
         let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
-        let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref());
+        let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref(), parts(&args));
         let mut out = std::io::stdout().lock();
         if let Some(wanted) = &args.task {
             let tasks = tasks_named(model, wanted);
@@ -134,6 +134,18 @@ pub fn run(args: Args) -> Result<Outcome> {
         crate::figure::write_document(path, format, &png, render::Document { pages: vec![scene] })?;
     }
     Ok(outcome)
+}
+
+/// What the output shows: the rows of `--by` beside the overall group; `--task` the
+/// task's delays and groups.
+fn parts(args: &Args) -> latency::Parts {
+    let task = args.task.is_some();
+    latency::Parts {
+        delays: task,
+        by_task: task || args.by == By::Task,
+        by_command: args.by == By::Command,
+        by_cpu: args.by == By::Cpu,
+    }
 }
 
 /// `--figure`'s format, from its extension.
@@ -200,7 +212,7 @@ fn print_task(
         unknown.trace_end += g.unknown.trace_end;
         unknown.unrecorded += g.unknown.unrecorded;
     }
-    let together = latency::summarise(&mut delays, unknown);
+    let together = latency::summarise(&delays, unknown);
     for (what, summary) in [("wakeup latency", &together.wakeups), ("preemption wait", &together.preemptions)] {
         writeln!(
             out,

@@ -112,7 +112,13 @@ impl Extras {
             map
         });
         let latency = latency.then(|| {
-            let result = analysis::latency::compute(model, window, filter, None);
+            let result = analysis::latency::compute(
+                model,
+                window,
+                filter,
+                None,
+                analysis::latency::Parts { by_task: true, by_command: true, ..analysis::latency::Parts::OVERALL },
+            );
             let summary = |group: &analysis::latency::Group| StatsLatency {
                 wakeups: group.wakeups.latencies.count,
                 p50_ns: group.wakeups.latencies.p50_ns,

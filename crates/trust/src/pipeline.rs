@@ -76,7 +76,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
         summary.stats_rows += stats::compute(&model, window, &filter, grouping).rows.len();
     }
     std::hint::black_box(idle_while_waiting(&model, window, &filter));
-    let latencies = latency::compute(&model, window, &filter, None);
+    let latencies = latency::compute(&model, window, &filter, None, latency::Parts::ALL);
     let waiting: Vec<TaskId> = latencies.by_task.iter().take(4).map(|&(task, ..)| task).collect();
     std::hint::black_box(latency::antagonists(&model, window, &waiting));
     std::hint::black_box((latencies, states::compute(&model, window, &filter), perf_sched::read(trace)));

@@ -11,7 +11,6 @@
 //! environment, glibc's allocator behaves as `schedlens watch` sets it up.
 
 use model::Nanos;
-use std::path::PathBuf;
 use tracedat::Trace;
 use watch::{DetectOptions, Detector, Ring, Setup};
 
@@ -75,12 +74,8 @@ fn main() {
         .collect();
     let start = pages.iter().filter_map(|p| p.first()).map(|p| p.0).min().expect("a page");
     let end = pages.iter().filter_map(|p| p.last()).map(|p| p.1).max().expect("a page");
-    let options = DetectOptions {
-        min_lost,
-        settle_ns: 300_000_000,
-        lookback_ns: 1_500_000_000,
-        spill_dir: PathBuf::from(std::env::temp_dir()),
-    };
+    let options =
+        DetectOptions { min_lost, settle_ns: 300_000_000, lookback_ns: 1_500_000_000, spill_dir: std::env::temp_dir() };
     let loops: u32 = std::env::var("LOOPS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     println!("loop trace_s ring_MB ring_s open incidents resident_MB live_MB");
     for round in 0..loops {

@@ -7,7 +7,7 @@ use model::{Cpu, Model, Nanos, Pid, TaskId};
 
 fn all(model: &Model) -> latency::Latencies {
     let window = Window::new(model.start(), model.end() + Nanos(1));
-    latency::compute(model, window, &TaskFilter::default(), None)
+    latency::compute(model, window, &TaskFilter::default(), None, latency::Parts::ALL)
 }
 
 fn pid(model: &Model, task: TaskId) -> i32 {
@@ -96,7 +96,7 @@ fn recorded_affinity_limits_the_idle_cpus_that_count() {
     let model = wakeups_and_a_preemption();
     let window = Window::new(model.start(), model.end() + Nanos(1));
     let pinned = analysis::check::Affinity::new([(Pid(2), vec![Cpu(0)])]);
-    let result = latency::compute(&model, window, &TaskFilter::default(), Some(&pinned));
+    let result = latency::compute(&model, window, &TaskFilter::default(), Some(&pinned), latency::Parts::ALL);
     let idle: Vec<u64> = result.delays.iter().map(|d| d.allowed_idle_ns).collect();
     assert_eq!(idle, [0, 10, 0], "B may only run on CPU 0: CPU 1 idling is not the scheduler's to use");
 }
@@ -192,8 +192,10 @@ fn distributions_are_the_delays_of_compute_without_their_causes() {
     let same = |model: &Model, what: &str| {
         let window = Window::new(model.start(), model.end() + Nanos(1));
         let filter = TaskFilter::default();
-        let (full, bare) =
-            (latency::compute(model, window, &filter, None), latency::distributions(model, window, &filter));
+        let (full, bare) = (
+            latency::compute(model, window, &filter, None, latency::Parts::ALL),
+            latency::distributions(model, window, &filter),
+        );
         let agree = |s: &latency::Summary, d: &latency::Distribution, name: &str| {
             let summary = (
                 s.latencies.count,

@@ -33,6 +33,9 @@ fn perf_script_with(path: &Path, options: &[&str]) -> Option<String> {
     }
 }
 
+/// An event as both sides are compared: time in µs, CPU, event, pid and the fields' texts.
+type KeyedEvent = (u64, u32, String, i64, Vec<(String, String)>);
+
 /// One event as `perf script` prints it.
 #[derive(Debug)]
 struct ScriptEvent {
@@ -123,7 +126,7 @@ fn dump_shows_every_event_with_the_field_values_perf_script_prints() {
         assert_eq!(ours.len(), theirs.len(), "{}: events", path.display());
         // Both in time order; perf orders events of one microsecond its own way, so each
         // side is sorted by (time in µs, CPU, event, the whole field text).
-        let mut ours_keyed: Vec<(u64, u32, String, i64, Vec<(String, String)>)> = ours
+        let mut ours_keyed: Vec<KeyedEvent> = ours
             .iter()
             .map(|v| {
                 let event = v["event"].as_str().unwrap().to_string();
@@ -140,7 +143,7 @@ fn dump_shows_every_event_with_the_field_values_perf_script_prints() {
             .collect();
         let names: HashMap<String, Vec<String>> =
             ours_keyed.iter().map(|(_, _, e, _, f)| (e.clone(), f.iter().map(|(k, _)| k.clone()).collect())).collect();
-        let mut theirs_keyed: Vec<(u64, u32, String, i64, Vec<(String, String)>)> = theirs
+        let mut theirs_keyed: Vec<KeyedEvent> = theirs
             .iter()
             .map(|t| {
                 let fields = &names[&t.event];
