@@ -63,7 +63,7 @@ impl IdleShares {
 
 /// Disjoint stretches of time in order, with the summed lengths before each, so the time
 /// they cover in any window is two binary searches away.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Stretches {
     starts: Vec<Nanos>,
     ends: Vec<Nanos>,
@@ -107,6 +107,13 @@ impl Stretches {
         whole - cut_head - cut_tail
     }
 
+    /// Appends stretches that begin no earlier than the last one's end.
+    fn append(&mut self, later: &Stretches) {
+        for (&start, &end) in later.starts.iter().zip(&later.ends) {
+            self.push(start, end);
+        }
+    }
+
     fn heap_bytes(&self) -> usize {
         (self.starts.capacity() + self.ends.capacity() + self.before_ns.capacity()) * 8
     }
@@ -134,8 +141,38 @@ pub struct IdleIndex<'m> {
 }
 
 impl<'m> IdleIndex<'m> {
-    /// Sweeps every CPU's segments once, in time order.
+    /// Sweeps every CPU's segments once, in time order: in slices of time on every core
+    /// (each from every CPU's state at the slice's start), the slices' stretches then put
+    /// end to end, joined where they touch. That is the index one sweep would make.
     pub fn new(model: &'m Model) -> IdleIndex<'m> {
+        Self::in_slices(model, crate::cores::available())
+    }
+
+    /// The index, swept in `slices` slices of time of about equal length.
+    fn in_slices(model: &'m Model, slices: usize) -> IdleIndex<'m> {
+        let (start, span) = (model.start().0, model.end().0.saturating_sub(model.start().0));
+        let slices = slices.clamp(1, span.max(1) as usize);
+        // Where each slice begins (the first: before everything).
+        let starts: Vec<Option<Nanos>> = (0..slices)
+            .map(|k| (k > 0).then(|| Nanos(start + (u128::from(span) * k as u128 / slices as u128) as u64)))
+            .collect();
+        let parts = crate::cores::on_cores(
+            slices,
+            || (),
+            |_, k| Self::sweep(model, starts[k], starts.get(k + 1).copied().flatten()),
+        );
+        let mut parts = parts.into_iter();
+        let mut index = parts.next().unwrap_or_else(|| Self::sweep(model, None, None));
+        for part in parts {
+            index.append(part);
+        }
+        index
+    }
+
+    /// The index of `[from, until)` (`None`: from before the first event, until after the
+    /// last): the machine's state at `from` is every change up to it, then each change
+    /// before `until` is swept in time order.
+    fn sweep(model: &'m Model, from: Option<Nanos>, until: Option<Nanos>) -> IdleIndex<'m> {
         let cpus = model.cpus().len();
         let mut index = IdleIndex {
             model,
@@ -144,18 +181,27 @@ impl<'m> IdleIndex<'m> {
             sole_idle: vec![Stretches::default(); cpus],
             sole_idle_all_known: vec![Stretches::default(); cpus],
         };
+        let mut machine = Machine { states: vec![CpuState::Unknown; cpus], idle: 0, unknown: cpus, idle_xor: 0 };
         let mut changes: Vec<StateChanges<'m>> =
-            model.cpus().iter().map(|timeline| StateChanges::new(timeline.segments())).collect();
+            model.cpus().iter().map(|timeline| StateChanges::from(timeline.segments(), from)).collect();
         let mut next: BinaryHeap<Reverse<(Nanos, usize)>> = BinaryHeap::with_capacity(cpus);
         let mut pending: Vec<Option<CpuState>> = vec![None; cpus];
         for (cpu, cpu_changes) in changes.iter_mut().enumerate() {
-            if let Some((time, state)) = cpu_changes.next() {
+            let (state, later) = cpu_changes.in_force_at(from);
+            machine.set(cpu, state);
+            if let Some((time, state)) = later {
                 pending[cpu] = Some(state);
                 next.push(Reverse((time, cpu)));
             }
         }
-        let mut machine = Machine { states: vec![CpuState::Unknown; cpus], idle: 0, unknown: cpus, idle_xor: 0 };
+        let until = until.unwrap_or(Nanos(u64::MAX));
+        if let (Some(from), Some(&Reverse((first, _)))) = (from, next.peek()) {
+            index.record(&machine, from, first.min(until));
+        }
         while let Some(&Reverse((time, _))) = next.peek() {
+            if time >= until {
+                break;
+            }
             while let Some(&Reverse((at, cpu))) = next.peek() {
                 if at != time {
                     break;
@@ -169,11 +215,23 @@ impl<'m> IdleIndex<'m> {
                     next.push(Reverse((later, cpu)));
                 }
             }
-            if let Some(&Reverse((until, _))) = next.peek() {
-                index.record(&machine, time, until);
+            if let Some(&Reverse((later, _))) = next.peek() {
+                index.record(&machine, time, later.min(until));
             }
         }
         index
+    }
+
+    /// Puts the stretches of the index of the next slice of time after this one's.
+    fn append(&mut self, next: IdleIndex<'m>) {
+        self.any_idle.append(&next.any_idle);
+        self.all_busy.append(&next.all_busy);
+        for (ours, theirs) in self.sole_idle.iter_mut().zip(&next.sole_idle) {
+            ours.append(theirs);
+        }
+        for (ours, theirs) in self.sole_idle_all_known.iter_mut().zip(&next.sole_idle_all_known) {
+            ours.append(theirs);
+        }
     }
 
     /// Files the machine's state during `[start, end)`.
@@ -366,8 +424,29 @@ struct StateChanges<'m> {
 }
 
 impl<'m> StateChanges<'m> {
-    fn new(segments: &'m Segments) -> StateChanges<'m> {
-        StateChanges { segments: segments.iter(), queued: None, current: CpuState::Unknown, last_end: None }
+    /// The changes from the segment under way at `from` on (`None`: from the first).
+    fn from(segments: &'m Segments, from: Option<Nanos>) -> StateChanges<'m> {
+        let first = from.map_or(0, |from| segments.first_starting_after(from).saturating_sub(1));
+        // As if the segments before `first` had been handed out: the last one's state in
+        // force until its end.
+        let (current, last_end) = match first.checked_sub(1) {
+            Some(before) => (state_of(segments.task(before)), Some(segments.end(before))),
+            None => (CpuState::Unknown, None),
+        };
+        StateChanges { segments: segments.iter_range(first..segments.len()), queued: None, current, last_end }
+    }
+
+    /// The state in force at `from` (every change up to it; before the first, unknown),
+    /// and the first change after it.
+    fn in_force_at(&mut self, from: Option<Nanos>) -> (CpuState, Option<(Nanos, CpuState)>) {
+        let Some(from) = from else { return (CpuState::Unknown, self.next()) };
+        let mut state = self.current;
+        loop {
+            match self.next() {
+                Some((time, changed)) if time <= from => state = changed,
+                later => return (state, later),
+            }
+        }
     }
 
     /// The next change, skipping changes to the state already in force.
@@ -389,7 +468,7 @@ impl<'m> StateChanges<'m> {
             let end = self.last_end.take()?;
             return Some((end, CpuState::Unknown));
         };
-        let state = if segment.task == TaskId::IDLE { CpuState::Idle } else { CpuState::Busy };
+        let state = state_of(segment.task);
         let gap = self.last_end.filter(|&end| end < segment.start);
         self.last_end = Some(segment.end);
         match gap {
@@ -400,6 +479,11 @@ impl<'m> StateChanges<'m> {
             None => Some((segment.start, state)),
         }
     }
+}
+
+/// A CPU's state while `task` runs on it.
+fn state_of(task: TaskId) -> CpuState {
+    if task == TaskId::IDLE { CpuState::Idle } else { CpuState::Busy }
 }
 
 #[cfg(test)]
@@ -436,6 +520,45 @@ mod tests {
              2q ..........",
         );
         model
+    }
+
+    /// Four CPUs with gaps, zero-length runs, lost events and changes at one instant on
+    /// several CPUs.
+    fn four_cpus() -> Model {
+        let mut scenario = Scenario::new(4, &[(1, "a"), (2, "b"), (3, "c"), (4, "d")]);
+        for cpu in 0..4u32 {
+            scenario.other(cpu as u64 * 3, cpu, cpu as i32 + 1);
+        }
+        for step in 1..60u64 {
+            let (time, cpu) = (step * 10, (step % 4) as u32);
+            let task = cpu as i32 + 1;
+            match step % 3 {
+                0 => scenario.switch(time, cpu, task, S, 0),
+                1 => scenario.switch(time, cpu, 0, R, task),
+                _ => scenario.switch(time, cpu, task, R, task),
+            };
+            if step % 7 == 0 {
+                scenario.switch(time, (cpu + 1) % 4, 0, R, 0);
+            }
+            if step == 30 {
+                scenario.lost(2, 5);
+            }
+        }
+        scenario.finish()
+    }
+
+    #[test]
+    fn the_index_swept_in_slices_is_the_index_swept_at_once() {
+        for model in [three_cpus(), four_cpus()] {
+            let whole = IdleIndex::in_slices(&model, 1);
+            for slices in [2, 3, 7, 50, 1000] {
+                let sliced = IdleIndex::in_slices(&model, slices);
+                assert_eq!(sliced.any_idle, whole.any_idle, "{slices} slices");
+                assert_eq!(sliced.all_busy, whole.all_busy, "{slices} slices");
+                assert_eq!(sliced.sole_idle, whole.sole_idle, "{slices} slices");
+                assert_eq!(sliced.sole_idle_all_known, whole.sole_idle_all_known, "{slices} slices");
+            }
+        }
     }
 
     #[test]
