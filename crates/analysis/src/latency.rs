@@ -375,7 +375,7 @@ impl Pass<'_> {
             None if kind == DelayKind::Preemption => Placement::BehindTask,
             None => Placement::Unknown,
         };
-        let migrated = migrated_during(&self.migrations[wait.task.index()], start, wait.end);
+        let migrated = migrated_during(&self.migrations[wait.task.index()], start, wait.end, near.migration(wait.task));
         // Task ids of the model's waits index `allowed` in range.
         let allowed_idle_ns = match self.allowed[wait.task.index()] {
             Some(cpus) => {
@@ -751,22 +751,29 @@ fn switched_in(model: &Model, task: TaskId, cpu: Cpu, time: Nanos, near: &mut Ne
         .any(|s| s.task == task && s.started_by_switch())
 }
 
-/// Where a pass's last segment searches landed on each CPU, so the next search starts
-/// there: the waits are taken in order of their start, and their ends and enqueues are
-/// near each other in time, so a search from there reads a few segments where a search
-/// of the whole CPU's segments read twenty (a third of `latency`'s time on a 5M-event
-/// trace).
+/// Where a pass's last searches landed, so the next search starts there: the waits are
+/// taken in order of their start, so a task's waits, and the waits put on one CPU's
+/// runqueue, come in time order. A search from the last answer reads a few entries where
+/// a search of a whole CPU's segments or a task's migrations read twenty, with a cache
+/// miss each (most of `latency`'s own time on a 5M-event trace).
 struct Near {
-    /// Where the last wait that ran on the CPU began running.
+    /// Per CPU, where the last wait that ran there began running.
     switched_in: Vec<usize>,
-    /// Where the last wait put on the CPU's runqueue was put there.
+    /// Per CPU, where the last wait put on its runqueue was put there.
     queued: Vec<usize>,
+    /// Per task, its first migration at or after its last wait's start.
+    migrations: Vec<usize>,
 }
 
 impl Near {
     fn new(model: &Model) -> Near {
         let cpus = model.cpus().len();
-        Near { switched_in: vec![0; cpus], queued: vec![0; cpus] }
+        Near { switched_in: vec![0; cpus], queued: vec![0; cpus], migrations: vec![0; model.tasks().len()] }
+    }
+
+    fn migration(&mut self, task: TaskId) -> &mut usize {
+        // Tasks of the model index it in range.
+        &mut self.migrations[task.index()]
     }
 }
 
@@ -780,9 +787,11 @@ fn migrations_by_task(model: &Model) -> Vec<Vec<Nanos>> {
     by_task
 }
 
-fn migrated_during(times: &[Nanos], start: Nanos, end: Nanos) -> bool {
-    let first = times.partition_point(|&t| t < start);
-    times.get(first).is_some_and(|&t| t <= end)
+/// Whether one of a task's migration `times` lies in `[start, end]`; searched from
+/// `near` (the last answer for the task, updated).
+fn migrated_during(times: &[Nanos], start: Nanos, end: Nanos, near: &mut usize) -> bool {
+    *near = model::partition_point_near(times.len(), *near, |index| times[index] < start);
+    times.get(*near).is_some_and(|&t| t <= end)
 }
 
 fn placement(model: &Model, cpu: Cpu, time: Nanos, near: &mut Near) -> Placement {

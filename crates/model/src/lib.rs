@@ -28,7 +28,7 @@ pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
 pub use markers::{Marker, read_markers};
 pub use model::{AfterSleepError, BuildReport, Detail, Lost, Model, ModelError};
 pub use radix::{RadixScratch, sort_by_offset};
-pub use table::{ByRow, MigrationId, Row, RowId, Table, WaitId, WakeupId};
+pub use table::{ByRow, MigrationId, Row, RowId, Table, WaitId, WakeupId, partition_point_near};
 pub use tables::{
     CpuTimeline, MAX_CPUS, Migration, MigrationReason, Migrations, QueuePiece, QueuePieces, Segment, SegmentEnd,
     SegmentIter, Segments, Wait, WaitCause, WaitEnd, Waits, Wakeup, WakeupKind, Wakeups, segment_flags,

@@ -221,46 +221,8 @@ impl<R: Row<Id = usize>> Table<R> {
         self.partition_point_near(near, |start| start <= time)
     }
 
-    /// The first row whose start fails `pred` (which holds for a prefix of the starts), by
-    /// an exponential search from `near` and a binary search of the bracket it finds.
     fn partition_point_near(&self, near: usize, pred: impl Fn(Nanos) -> bool) -> usize {
-        let len = self.len();
-        let Some(last) = len.checked_sub(1) else { return 0 };
-        let near = near.min(last);
-        // `pred` holds below `low` and fails from `high` on.
-        let (mut low, mut high);
-        if pred(self.start(near)) {
-            (low, high) = (near + 1, len);
-            let mut step = 1;
-            while let Some(probe) = (near + step < len).then_some(near + step) {
-                if !pred(self.start(probe)) {
-                    high = probe;
-                    break;
-                }
-                low = probe + 1;
-                step *= 2;
-            }
-        } else {
-            (low, high) = (0, near);
-            let mut step = 1;
-            while let Some(probe) = near.checked_sub(step) {
-                if pred(self.start(probe)) {
-                    low = probe + 1;
-                    break;
-                }
-                high = probe;
-                step *= 2;
-            }
-        }
-        while low < high {
-            let mid = low + (high - low) / 2;
-            if pred(self.start(mid)) {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        low
+        partition_point_near(self.len(), near, |index| pred(self.start(index)))
     }
 }
 
@@ -297,6 +259,49 @@ impl<R: Row> Iterator for ByRow<'_, R> {
 }
 
 impl<R: Row> ExactSizeIterator for ByRow<'_, R> {}
+
+/// The first index of `0..len` where `holds` fails (it holds for a prefix), searched
+/// outwards from `near` (the answer for a nearby question; any gives the same answer):
+/// an exponential search from there, then a binary search of the bracket it found. A few
+/// reads instead of a search of the whole range when a pass asks in about its order.
+pub fn partition_point_near(len: usize, near: usize, holds: impl Fn(usize) -> bool) -> usize {
+    let Some(last) = len.checked_sub(1) else { return 0 };
+    let near = near.min(last);
+    // `holds` holds below `low` and fails from `high` on.
+    let (mut low, mut high);
+    if holds(near) {
+        (low, high) = (near + 1, len);
+        let mut step = 1;
+        while let Some(probe) = (near + step < len).then_some(near + step) {
+            if !holds(probe) {
+                high = probe;
+                break;
+            }
+            low = probe + 1;
+            step *= 2;
+        }
+    } else {
+        (low, high) = (0, near);
+        let mut step = 1;
+        while let Some(probe) = near.checked_sub(step) {
+            if holds(probe) {
+                low = probe + 1;
+                break;
+            }
+            high = probe;
+            step *= 2;
+        }
+    }
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if holds(mid) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
 
 #[cfg(test)]
 mod tests {
