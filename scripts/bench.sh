@@ -7,9 +7,10 @@
 #   scripts/bench.sh [--real FILE] [--synth FILE]
 #     --real FILE   a real trace (default: the bundled barrier trace); compared with
 #                   trace-cmd report and trace-dump parquet
-#     --synth FILE  a large synthetic trace: info, graph, check and export perfetto on it,
-#                   with graph's time over info's, check's over graph's, the export's over
-#                   both's and its bytes per event (the usual one is made by
+#     --synth FILE  a large synthetic trace: info, graph, check, export perfetto, latency
+#                   and critical-path on it, with graph's time over info's, check's over
+#                   graph's, the export's over both's and its bytes per event, latency's and
+#                   critical-path's peak memory over graph's (the usual one is made by
 #                   `schedlens synth --cpus 256 --seconds 10 --topology sockets=2,smt=2`)
 #     --perf FILE   a perf.data of about 5M sched events (kept out of the repository, e.g.
 #                   /work/bench/perf-big.data from `perf sched record -- hackbench -g 10
@@ -86,14 +87,15 @@ best_of_three() {
     echo "$best $best_kb"
 }
 
-declare -A seconds
+declare -A seconds peak_kb
 # row KEY LABEL RUNS COMMAND...: measures COMMAND (RUNS: once or best), prints the row, keeps
-# its time under KEY; the last column compares with the time under "reference" when set.
+# its time and peak memory under KEY; the last column compares with the time under
+# "reference" when set.
 row() {
     local key=$1 label=$2 runs=$3 t kb
     shift 3
     if [[ $runs == once ]]; then read -r t kb < <(measure "$@"); else read -r t kb < <(best_of_three "$@"); fi
-    seconds[$key]=$t
+    seconds[$key]=$t peak_kb[$key]=$kb
     local versus=""
     if [[ -n ${seconds[reference]:-} && $key != reference ]]; then
         versus=$(printf '%6.1fx trace-cmd' "$(echo "${seconds[reference]} / $t" | bc -l)")
@@ -102,6 +104,7 @@ row() {
 }
 
 ratio() { printf '  %-40s %8.2f\n' "$1" "$(echo "${seconds[$2]} / ${seconds[$3]}" | bc -l)"; }
+memory_ratio() { printf '  %-40s %8.2f\n' "$1" "$(echo "${peak_kb[$2]} / ${peak_kb[$3]}" | bc -l)"; }
 
 # turns KEY:LABEL... : the commands in the arrays cmd_KEY run in turns (one run of each, three
 # rounds), so that a change of the machine's load falls on all of them alike; each keeps its
@@ -120,7 +123,7 @@ turns() {
     done
     for spec in "$@"; do
         key=${spec%%:*}
-        seconds[$key]=${best[$key]}
+        seconds[$key]=${best[$key]} peak_kb[$key]=${best_kb[$key]}
         printf '  %-40s %8.3f s %9d KB peak\n' "${spec#*:}" "${best[$key]}" "${best_kb[$key]}"
     done
 }
@@ -180,6 +183,10 @@ if [[ -n $synth ]]; then
     ratio "check / graph (goal <= 2)" check graph
     ratio "export perfetto / (graph + check) (goal <= 1)" perfetto graph_check
     perfetto_size "$synth"
+    row latency "schedlens latency" best "$schedlens" latency "$synth"
+    row critical "schedlens critical-path" best "$schedlens" critical-path "$synth"
+    memory_ratio "latency memory / graph's (goal <= 1.5)" latency graph
+    memory_ratio "critical-path memory / graph's (goal <= 1.5)" critical graph
 fi
 
 if [[ -n $perf_data ]]; then

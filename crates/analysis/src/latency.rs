@@ -16,10 +16,14 @@
 //! the idle state of every other CPU during each delay, which on hundreds of CPUs costs
 //! far more than the rest.
 
+mod records;
+
+pub use records::{Collector, RECORD_BYTES, RecordPass, RecordStore, TaskMigrations};
+
 use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
 use crate::window::{TaskFilter, Window};
-use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Wait, WaitCause, WaitEnd, WaitId, WakeupId};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Wait, WaitCause, WaitEnd, WaitId, Wakeup, WakeupId};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
@@ -285,39 +289,50 @@ pub fn compute(
     affinity: Option<&Affinity>,
     parts: Parts,
 ) -> Latencies {
-    let pass = Pass {
-        model,
-        window,
-        parts,
-        accepted: model.tasks().ids().map(|task| filter.accepts(model, task)).collect(),
-        wakeup_of: model.wakeups_by_wait(),
-        migrations: migrations_by_task(model),
-        idle: IdleIndex::new(model),
-        allowed: allowed_sets(model, affinity),
-    };
+    let pass = Pass::new(model, window, filter, affinity, parts, model.wakeups_by_wait(), migrations_by_task(model));
     let waits = model.waits().len();
-    let pieces = crate::cores::available().min(waits.div_ceil(MIN_PIECE_WAITS)).max(1);
-    let length = waits.div_ceil(pieces);
-    let found = crate::cores::on_cores(
+    let mut found = (Vec::new(), Groups::new(parts));
+    for piece in on_cores_in_pieces(model, waits, |near, range| pass.delays_in(range, near)) {
+        add_found(&mut found, piece);
+    }
+    finish(model, window, found)
+}
+
+/// `work` over `0..count` in one piece per core (one piece below [`MIN_PIECE_WAITS`] a
+/// core), each piece with its own [`Near`], the pieces' results in order.
+fn on_cores_in_pieces<T: Send>(
+    model: &Model,
+    count: usize,
+    work: impl Fn(&mut Near, std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
+    let pieces = crate::cores::available().min(count.div_ceil(MIN_PIECE_WAITS)).max(1);
+    let length = count.div_ceil(pieces);
+    crate::cores::on_cores(
         pieces,
         || Near::new(model),
-        |near, piece| pass.delays_in(piece * length..((piece + 1) * length).min(waits), near),
-    );
-    let mut delays = Vec::new();
-    let mut groups = Groups::new(parts);
-    for (piece_delays, piece_groups) in found {
-        delays.extend(piece_delays);
-        groups.add(piece_groups);
-    }
+        |near, piece| work(near, piece * length..((piece + 1) * length).min(count)),
+    )
+}
+
+/// Waits below which a piece of a pass is not worth a thread.
+const MIN_PIECE_WAITS: usize = 1 << 15;
+
+/// Delays found (when kept) and the groups they were summed into.
+type Found = (Vec<Delay>, Groups);
+
+fn add_found((delays, groups): &mut Found, (more_delays, more_groups): Found) {
+    delays.extend(more_delays);
+    groups.add(more_groups);
+}
+
+/// The delays in order and each group's percentiles.
+fn finish(model: &Model, window: Window, (mut delays, groups): Found) -> Latencies {
     // No two delays share their end, CPU, task and start (one task runs once at a time).
     delays.sort_unstable_by_key(|d| (d.end, d.cpu, d.task, d.start));
     groups.finish(model, window, delays)
 }
 
-/// Waits below which a piece of [`compute`] is not worth a thread.
-const MIN_PIECE_WAITS: usize = 1 << 15;
-
-/// What every piece of [`compute`] reads.
+/// What every piece of a pass reads.
 struct Pass<'m> {
     model: &'m Model,
     window: Window,
@@ -340,31 +355,60 @@ fn allowed_sets<'m>(model: &Model, affinity: Option<&'m Affinity>) -> Vec<Option
     sets.map(|cpus| cpus.filter(|cpus| !every(cpus))).collect()
 }
 
-impl Pass<'_> {
+impl<'m> Pass<'m> {
+    /// `wakeup_of`: per wait of the model's table, the wakeup that began it (none when
+    /// the waits come as records); `migrations`: per task, its migrations' times in order.
+    fn new(
+        model: &'m Model,
+        window: Window,
+        filter: &TaskFilter,
+        affinity: Option<&'m Affinity>,
+        parts: Parts,
+        wakeup_of: Vec<Option<WakeupId>>,
+        mut migrations: Vec<Vec<Nanos>>,
+    ) -> Pass<'m> {
+        migrations.resize_with(model.tasks().len(), Vec::new);
+        Pass {
+            model,
+            window,
+            parts,
+            accepted: model.tasks().ids().map(|task| filter.accepts(model, task)).collect(),
+            wakeup_of,
+            migrations,
+            idle: IdleIndex::new(model),
+            allowed: allowed_sets(model, affinity),
+        }
+    }
+
     /// The delays of the waits of `range` (wait indices), in wait order when asked for,
     /// and their groups.
-    fn delays_in(&self, range: std::ops::Range<usize>, near: &mut Near) -> (Vec<Delay>, Groups) {
+    fn delays_in(&self, range: std::ops::Range<usize>, near: &mut Near) -> Found {
         let model = self.model;
-        let mut delays = Vec::new();
-        let mut groups = Groups::new(self.parts);
+        let mut found = (Vec::new(), Groups::new(self.parts));
         let ids = model.waits().ids().skip(range.start);
         for (id, wait) in ids.zip(model.waits().iter_range(range)) {
-            // Task ids of the model's waits index `accepted` in range.
-            if !self.accepted[wait.task.index()] {
-                continue;
-            }
-            let Some(span) = span(model, &self.wakeup_of, self.window, id, &wait, near, &mut |how| {
-                groups.add_unknown(model, &wait, how);
-            }) else {
-                continue;
-            };
-            let delay = self.delay(&wait, span, near);
-            groups.add_delay(model, &delay);
-            if self.parts.delays {
-                delays.push(delay);
-            }
+            let woken = self.wakeup_of[id.index()].map(|w| Woken::from(&model.wakeups().get(w)));
+            self.add(&wait, woken, near, &mut found);
         }
-        (delays, groups)
+        found
+    }
+
+    /// Adds a wait's delay (or its unknown end) to `found`'s delays and groups.
+    fn add(&self, wait: &Wait, woken: Option<Woken>, near: &mut Near, (delays, groups): &mut Found) {
+        // Task ids of the model's waits index `accepted` in range.
+        if !self.accepted[wait.task.index()] {
+            return;
+        }
+        let model = self.model;
+        let Some(span) = span(model, self.window, wait, woken, near, &mut |how| groups.add_unknown(model, wait, how))
+        else {
+            return;
+        };
+        let delay = self.delay(wait, span, near);
+        groups.add_delay(model, &delay);
+        if self.parts.delays {
+            delays.push(delay);
+        }
     }
 
     /// The delay of a wait that ended with its task running, with its causes.
@@ -398,6 +442,21 @@ impl Pass<'_> {
     }
 }
 
+/// What the wakeup that began a wait tells its delay: when `sched_waking` was (when
+/// recorded), the task that woke it, the CPU whose runqueue it was put on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Woken {
+    pub waking: Option<Nanos>,
+    pub waker: Option<TaskId>,
+    pub target_cpu: Cpu,
+}
+
+impl From<&Wakeup> for Woken {
+    fn from(wakeup: &Wakeup) -> Woken {
+        Woken { waking: wakeup.waking, waker: wakeup.waker, target_cpu: wakeup.target_cpu }
+    }
+}
+
 /// What a wait that ended in a recorded switch-in measured: its kind, its start (the
 /// `sched_waking`, else the enqueue; a preemption's switch-out), its waker and the CPU
 /// whose runqueue it was put on.
@@ -413,10 +472,9 @@ struct Span {
 /// `unknown` with how it ended. One definition for [`compute`] and [`distributions`].
 fn span(
     model: &Model,
-    wakeup_of: &[Option<WakeupId>],
     window: Window,
-    id: WaitId,
     wait: &Wait,
+    woken: Option<Woken>,
     near: &mut Near,
     unknown: &mut dyn FnMut(WaitEnd),
 ) -> Option<Span> {
@@ -434,13 +492,12 @@ fn span(
     if !window.contains(wait.end) {
         return None;
     }
-    let wakeup = wakeup_of[id.index()].map(|w| model.wakeups().get(w));
     let kind = match wait.cause {
         WaitCause::Preempted => DelayKind::Preemption,
         WaitCause::NewTask => DelayKind::NewTask,
         WaitCause::Wakeup => DelayKind::Wakeup,
     };
-    Some(match wakeup.filter(|_| kind != DelayKind::Preemption) {
+    Some(match woken.filter(|_| kind != DelayKind::Preemption) {
         Some(w) => Span {
             kind,
             start: w.waking.unwrap_or(wait.start).min(wait.start),
@@ -493,7 +550,8 @@ pub fn distributions(model: &Model, window: Window, filter: &TaskFilter) -> Dist
             continue;
         }
         let mut unknown_end = false;
-        let span = span(model, &wakeup_of, window, id, &wait, &mut near, &mut |_| unknown_end = true);
+        let woken = wakeup_of[id.index()].map(|w| Woken::from(&model.wakeups().get(w)));
+        let span = span(model, window, &wait, woken, &mut near, &mut |_| unknown_end = true);
         let Some(span) = span else {
             if unknown_end {
                 of_comm(&mut by_comm, model.tasks().get(wait.task).comm_at(wait.start));

@@ -17,6 +17,7 @@ mod radix;
 #[cfg(feature = "scenario")]
 pub mod scenario;
 mod staging;
+mod stream;
 mod table;
 mod tables;
 mod tasks;
@@ -28,6 +29,7 @@ pub use events::{EventContext, Sched, SchedDecoder, SchedEvent};
 pub use markers::{Marker, read_markers};
 pub use model::{AfterSleepError, BuildReport, Detail, Lost, Model, ModelError};
 pub use radix::{RadixScratch, sort_by_offset};
+pub use stream::WaitSink;
 pub use table::{ByRow, MigrationId, Row, RowId, Table, WaitId, WakeupId, partition_point_near};
 pub use tables::{
     CpuTimeline, MAX_CPUS, Migration, MigrationReason, Migrations, QueuePiece, QueuePieces, Segment, SegmentEnd,

@@ -6,6 +6,7 @@
 use crate::anomalies::Anomalies;
 use crate::events::SchedDecoder;
 use crate::staging;
+use crate::stream::WaitSink;
 use crate::table::WakeupId;
 use crate::tables::{CpuTimeline, MAX_CPUS, Migrations, Segments, WaitEnd, Waits, Wakeup, Wakeups};
 use crate::tasks::{Comms, TaskId, Tasks};
@@ -188,6 +189,26 @@ impl Model {
         detail: Detail,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(Model, BuildReport), ModelError> {
+        Self::build_with(source, progress, |cpus, options| Tracker::new(cpus, TrackerOptions { detail, ..options }))
+    }
+
+    /// Builds the segments and tasks, and hands each wait (with the wakeup that began it)
+    /// and each migration to `sink` instead of keeping them: for a pass that looks at each
+    /// wait once, without the memory of their tables (see [`WaitSink`]). The model has the
+    /// segments' detail ([`Detail::SEGMENTS`]).
+    pub fn build_streaming<S: EventSource>(
+        source: &S,
+        progress: &mut dyn FnMut(u64),
+        sink: &mut dyn WaitSink,
+    ) -> Result<(Model, BuildReport), ModelError> {
+        Self::build_with(source, progress, |cpus, options| Tracker::streaming(cpus, options, sink))
+    }
+
+    fn build_with<'s, S: EventSource>(
+        source: &S,
+        progress: &mut dyn FnMut(u64),
+        tracker: impl FnOnce(u32, TrackerOptions) -> Tracker<'s>,
+    ) -> Result<(Model, BuildReport), ModelError> {
         let decoder = SchedDecoder::new(source.formats());
         let input = source.input().to_string();
         if !decoder.has_switch() {
@@ -197,9 +218,9 @@ impl Model {
             waking_enqueues: !decoder.has_wakeup(),
             initial_names: source.cmdlines().iter().map(|(pid, comm)| (pid, comm.to_string())).collect(),
             overwritten: overwritten_cpus(source.cpu_stats(), source.buffer()),
-            detail,
+            detail: Detail::SEGMENTS,
         };
-        let mut tracker = Tracker::new(source.cpu_count(), options);
+        let mut tracker = tracker(source.cpu_count(), options);
         let end = staging::track(source, &decoder, &mut tracker, progress);
         if end.events == 0 {
             return Err(ModelError::NoEvents { input });

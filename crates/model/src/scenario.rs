@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 /// Builds a stream of scheduler events by hand.
 pub struct Scenario {
-    tracker: Tracker,
+    tracker: Tracker<'static>,
     names: HashMap<i32, &'static str>,
 }
 

@@ -86,7 +86,7 @@ pub(crate) struct StreamEnd {
 pub(crate) fn track<S: EventSource>(
     source: &S,
     decoder: &SchedDecoder,
-    tracker: &mut Tracker,
+    tracker: &mut Tracker<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> StreamEnd {
     let groups = cpu_groups(source.cpu_sizes());
@@ -201,7 +201,7 @@ impl Worker {
 
     /// Feeds the current item to the tracker and moves on.
     #[inline]
-    fn feed(&mut self, tracker: &mut Tracker) {
+    fn feed(&mut self, tracker: &mut Tracker<'_>) {
         let Staged { ctx, what } = self.batch.items[self.position];
         match what {
             StagedKind::Event(event) => {
@@ -217,7 +217,7 @@ impl Worker {
 /// Feeds the workers' items to the tracker in (timestamp, CPU) order. The worker that
 /// is earliest usually stays so for a run of items, which are taken without comparing
 /// with the others again.
-fn merge(workers: &mut [Worker], tracker: &mut Tracker, progress: &mut dyn FnMut()) {
+fn merge(workers: &mut [Worker], tracker: &mut Tracker<'_>, progress: &mut dyn FnMut()) {
     let mut fed = 0usize;
     loop {
         let mut best: Option<(usize, (tracedat::Nanos, Cpu))> = None;

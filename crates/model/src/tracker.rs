@@ -11,6 +11,7 @@
 use crate::anomalies::{Anomalies, Anomaly};
 use crate::events::{EventContext, Sched};
 use crate::model::{Detail, Model};
+use crate::stream::{Stream, WaitSink};
 use crate::table::{WaitId, WakeupId};
 use crate::tables::*;
 use crate::tasks::{CommId, Comms, TaskId, Tasks};
@@ -124,7 +125,7 @@ pub(crate) struct TrackerOptions {
 }
 
 /// Feeds on events in timestamp order; [`Tracker::finish`] returns the model.
-pub(crate) struct Tracker {
+pub(crate) struct Tracker<'s> {
     options: TrackerOptions,
     cpu_state: Vec<CpuState>,
     timelines: Vec<CpuTimeline>,
@@ -140,11 +141,13 @@ pub(crate) struct Tracker {
     clock: Nanos,
     /// The time of the trace's first event (on any CPU), once seen.
     trace_start: Option<Nanos>,
+    /// Where waits, wakeups and migrations go instead of their tables, when streamed.
+    stream: Option<Stream<'s>>,
 }
 
-impl Tracker {
+impl<'s> Tracker<'s> {
     /// A tracker for a machine of `cpu_count` CPUs (at most [`MAX_CPUS`]).
-    pub fn new(cpu_count: u32, options: TrackerOptions) -> Tracker {
+    pub fn new(cpu_count: u32, options: TrackerOptions) -> Tracker<'s> {
         let cpu_count = cpu_count.min(MAX_CPUS);
         let mut comms = Comms::default();
         let tasks = Tasks::new(&mut comms);
@@ -162,7 +165,15 @@ impl Tracker {
             first_exec: None,
             clock: Nanos::ZERO,
             trace_start: None,
+            stream: None,
         }
+    }
+
+    /// A tracker that hands waits, wakeups and migrations to `sink` instead of keeping
+    /// them (see [`crate::stream`]); the model it returns has segments and tasks.
+    pub fn streaming(cpu_count: u32, mut options: TrackerOptions, sink: &'s mut dyn WaitSink) -> Tracker<'s> {
+        options.detail = Detail::WAKEUPS;
+        Tracker { stream: Some(Stream::new(sink)), ..Tracker::new(cpu_count, options) }
     }
 
     /// Notes that the recorder says the kernel overwrote some of `cpu`'s events.
@@ -197,7 +208,7 @@ impl Tracker {
         let ctx = self.note_time(ctx);
         let common = self.task_for(ctx.pid, None, ctx.ts);
         self.observe_running(ctx.cpu, common, ctx.ts);
-        let mut name = |n: N, tracker: &mut Tracker| name(n, &mut tracker.comms);
+        let mut name = |n: N, tracker: &mut Tracker<'s>| name(n, &mut tracker.comms);
         match *event {
             Sched::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
                 let prev_comm = name(prev_comm, self);
@@ -465,8 +476,11 @@ impl Tracker {
     }
 
     fn migrated(&mut self, time: Nanos, task: TaskId, from: Cpu, to: Cpu, reason: MigrationReason) {
-        if self.options.detail.migrations() {
-            self.migrations.push(Migration { time, task, from, to, reason });
+        let migration = Migration { time, task, from, to, reason };
+        if let Some(stream) = &mut self.stream {
+            stream.migration(&migration);
+        } else if self.options.detail.migrations() {
+            self.migrations.push(migration);
         }
     }
 
@@ -580,7 +594,10 @@ impl Tracker {
 
     /// `task` becomes runnable on `cpu`'s runqueue; returns its wait's row.
     fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) -> Option<WaitId> {
-        let wait = self.options.detail.waits().then(|| self.waits.begin(task, time, cause, cpu));
+        let wait = self.options.detail.waits().then(|| match &mut self.stream {
+            Some(stream) => stream.begin_wait(task, time, cause, cpu),
+            None => self.waits.begin(task, time, cause, cpu),
+        });
         let piece = self.start_queue_piece(cpu, task, wait, time);
         let runtime = &mut self.runtime[task.index()];
         runtime.state = State::Runnable { wait, queue: cpu, piece, waiting: time, queued: time };
@@ -607,8 +624,10 @@ impl Tracker {
         let State::Runnable { wait, queue, piece, waiting, .. } = self.runtime[task.index()].state else { return };
         let time = time.max(waiting);
         self.end_queue_piece(queue, task, piece, time);
-        if let Some(wait) = wait {
-            self.waits.end(wait, time, how, cpu);
+        match (wait, &mut self.stream) {
+            (Some(wait), Some(stream)) => stream.end_wait(wait, time, how, cpu),
+            (Some(wait), None) => self.waits.end(wait, time, how, cpu),
+            (None, _) => {}
         }
         self.runtime[task.index()].state = State::Blocked;
     }
@@ -641,10 +660,7 @@ impl Tracker {
             State::New | State::Blocked | State::Unknown => {}
         }
         let prev_cpu = runtime.cpu.or(target_cpu);
-        let wakeup =
-            self.options.detail.wakeups().then(|| {
-                self.wakeups.begin(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu))
-            });
+        let wakeup = self.begin_wakeup(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu));
         self.runtime[task.index()].state = State::Waking { wakeup };
         if self.options.waking_enqueues {
             self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
@@ -662,18 +678,33 @@ impl Tracker {
                 return;
             }
             State::Waking { wakeup } => wakeup,
-            State::New | State::Blocked | State::Unknown => {
-                self.options.detail.wakeups().then(|| self.wakeups.begin(ctx.ts, task, None, runtime.cpu, target))
-            }
+            State::New | State::Blocked | State::Unknown => self.begin_wakeup(ctx.ts, task, None, runtime.cpu, target),
         };
         if let Some(from) = runtime.cpu.filter(|&c| c != target) {
             self.migrated(ctx.ts, task, from, target, MigrationReason::Inferred);
         }
         let cause = if kind == WakeupKind::NewTask { WaitCause::NewTask } else { WaitCause::Wakeup };
         let wait = self.enqueue(task, target, ctx.ts, cause);
-        if let Some(wakeup) = wakeup {
-            self.wakeups.enqueued(wakeup, kind, target, wait);
+        match (wakeup, &mut self.stream) {
+            (Some(wakeup), Some(stream)) => stream.enqueued(wakeup, kind, target),
+            (Some(wakeup), None) => self.wakeups.enqueued(wakeup, kind, target, wait),
+            (None, _) => {}
         }
+    }
+
+    /// A wakeup of `wakee` starting at `time` (see [`Wakeups::begin`]), when wakeups are built.
+    fn begin_wakeup(
+        &mut self,
+        time: Nanos,
+        wakee: TaskId,
+        waker: Option<(TaskId, Cpu)>,
+        prev_cpu: Option<Cpu>,
+        target_cpu: Cpu,
+    ) -> Option<WakeupId> {
+        self.options.detail.wakeups().then(|| match &mut self.stream {
+            Some(stream) => stream.begin_wakeup(time, wakee, waker, prev_cpu, target_cpu),
+            None => self.wakeups.begin(time, wakee, waker, prev_cpu, target_cpu),
+        })
     }
 
     fn migrate(&mut self, ctx: EventContext, mover: TaskId, task: TaskId, orig: Cpu, dest: Cpu) {
@@ -762,10 +793,20 @@ impl Tracker {
             if piece != NO_ROW {
                 self.timelines[queue.index()].queue.end(piece, end);
             }
-            if let Some(wait) = wait {
-                self.waits.set_end(wait, end);
+            match (wait, &mut self.stream) {
+                (Some(wait), Some(stream)) => stream.close_wait(wait, end),
+                (Some(wait), None) => self.waits.set_end(wait, end),
+                (None, _) => {}
             }
         }
+        // The tables of a streamed model stay empty: it has segments and tasks.
+        let detail = match &mut self.stream {
+            Some(stream) => {
+                stream.finish();
+                Detail::SEGMENTS
+            }
+            None => self.options.detail,
+        };
         self.timelines.iter_mut().for_each(|timeline| timeline.queue.index_ends());
         Model::from_parts(crate::model::Parts {
             cpus: self.timelines,
@@ -776,7 +817,7 @@ impl Tracker {
             migrations: self.migrations,
             anomalies: self.anomalies,
             first_exec: self.first_exec,
-            detail: self.options.detail,
+            detail,
         })
     }
 }

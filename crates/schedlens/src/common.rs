@@ -96,13 +96,42 @@ pub fn load_model(path: &Path, detail: Detail) -> Result<Loaded> {
 /// [`load_model`], with its progress bar only if `show_progress` (traces loaded side by
 /// side share one bar of their own).
 pub fn load_model_showing(path: &Path, detail: Detail, show_progress: bool) -> Result<Loaded> {
+    load(path, Build::Tables(detail), show_progress)
+}
+
+/// [`load_model`] for a pass that looks at each wait once: the model keeps segments and
+/// tasks, and hands its waits and migrations to `sink` as it builds (`Model::build_streaming`).
+pub fn load_model_streaming(path: &Path, sink: &mut dyn model::WaitSink) -> Result<Loaded> {
+    load(path, Build::Streaming(sink), true)
+}
+
+/// How a model is built: with the tables a detail asks for, or streaming its waits.
+enum Build<'s> {
+    Tables(Detail),
+    Streaming(&'s mut dyn model::WaitSink),
+}
+
+impl Build<'_> {
+    fn model<S: tracedat::EventSource>(
+        &mut self,
+        source: &S,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(Model, model::BuildReport), model::ModelError> {
+        match self {
+            Build::Tables(detail) => Model::build(source, *detail, progress),
+            Build::Streaming(sink) => Model::build_streaming(source, progress, *sink),
+        }
+    }
+}
+
+fn load(path: &Path, mut build: Build<'_>, show_progress: bool) -> Result<Loaded> {
     let trace = open_trace(path)?;
     let progress = if show_progress { Progress::bytes(trace.data_size(), "reading") } else { Progress::hidden() };
     // Each container's own stream, so the model's hot loop is built for it.
     let built = match &trace {
-        Input::TraceDat(source) => Model::build(source, detail, &mut |done| progress.set(done)),
-        Input::PerfData(source) => Model::build(source, detail, &mut |done| progress.set(done)),
-        Input::Perfetto(source) => Model::build(source, detail, &mut |done| progress.set(done)),
+        Input::TraceDat(source) => build.model(source, &mut |done| progress.set(done)),
+        Input::PerfData(source) => build.model(source, &mut |done| progress.set(done)),
+        Input::Perfetto(source) => build.model(source, &mut |done| progress.set(done)),
     };
     let (model, report) = match built {
         Ok(built) => built,

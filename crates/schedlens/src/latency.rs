@@ -5,11 +5,12 @@
 //! timehist`'s per-switch times. The definitions are in docs/latency.md.
 
 use crate::Outcome;
-use crate::common::{WindowArgs, load_model};
+use crate::common::{Loaded, WindowArgs, load_model, load_model_streaming};
+use crate::spill::Spill;
 use analysis::check::Affinity;
 use analysis::latency::{self, Group, Latencies, Summary, bucket_edges_ns};
 use analysis::perf_sched::{self, PerfSched};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use documents::latency::{LatencyGroup, LatencyMax, LatencyReport, LatencyRow, LatencySummary, PerfLatencyRow};
 use figures::latency_histogram::{Series, wakeup_latency_figure};
 use inputs::Input;
@@ -88,16 +89,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut series = Vec::new();
     let mut outcome = Outcome::Complete;
     for (n, trace) in args.traces.iter().enumerate() {
-        // Who held the CPU (`--task`) asks which runqueue each wait was in.
-        let detail = if args.task.is_some() { Detail::FULL } else { Detail::WAKEUPS };
-        let loaded = load_model(trace, detail)?;
+        let (loaded, latencies, origin) = load_latencies(&args, trace)?;
         if outcome == Outcome::Complete {
             outcome = loaded.outcome;
         }
         let model = &loaded.model;
-        let (window, origin) = args.window.resolve(model, trace)?;
-        let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
-        let latencies = latency::compute(model, window, &args.window.filter(), affinity.as_ref(), parts(&args));
         let mut out = std::io::stdout().lock();
         if let Some(wanted) = &args.task {
             let tasks = tasks_named(model, wanted);
@@ -134,6 +130,32 @@ pub fn run(args: Args) -> Result<Outcome> {
         crate::figure::write_document(path, format, &png, render::Document { pages: vec![scene] })?;
     }
     Ok(outcome)
+}
+
+/// The trace's model and its latencies over the window, with the window's origin.
+/// `--task` builds the whole model (who held the CPU asks which runqueue each wait was
+/// in); otherwise the model keeps segments and tasks while the waits pass, as records,
+/// through a [`Spill`] once, so a big trace costs no memory for the waits' tables.
+fn load_latencies(args: &Args, trace: &Path) -> Result<(Loaded, Latencies, Nanos)> {
+    let filter = args.window.filter();
+    if args.task.is_some() {
+        let loaded = load_model(trace, Detail::FULL)?;
+        let (window, origin) = args.window.resolve(&loaded.model, trace)?;
+        let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+        let latencies = latency::compute(&loaded.model, window, &filter, affinity.as_ref(), parts(args));
+        return Ok((loaded, latencies, origin));
+    }
+    let mut collector = latency::Collector::new(Spill::new());
+    let loaded = load_model_streaming(trace, &mut collector)?;
+    let (window, origin) = args.window.resolve(&loaded.model, trace)?;
+    let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+    let (spill, migrations) = collector.into_parts();
+    let mut pass = latency::RecordPass::new(&loaded.model, migrations, window, &filter, affinity.as_ref(), parts(args));
+    spill
+        .read_back(|records| pass.add(records))
+        .with_context(|| format!("{}: reading back the waits from the scratch file", trace.display()))?;
+    let latencies = pass.finish();
+    Ok((loaded, latencies, origin))
 }
 
 /// What the output shows: the rows of `--by` beside the overall group; `--task` the

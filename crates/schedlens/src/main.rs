@@ -22,6 +22,7 @@ mod record;
 mod report;
 mod running_waiting;
 mod runs;
+mod spill;
 mod stats;
 mod synth;
 mod topology;
