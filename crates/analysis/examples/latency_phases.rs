@@ -1,14 +1,25 @@
-//! Where `latency`'s time goes on one trace: the model's build (the waits, wakeups and
-//! migrations it needs), the idle index, and the pass over every wait with the groups
-//! `latency --by command` shows; with the delays and waits counted.
+//! Where `latency`'s time goes on one trace: the model's build (segments and tasks, each
+//! wait handed over as a record, as `latency` builds it), the idle index, and the pass
+//! over every record with the groups `latency --by command` shows; with the waits and
+//! delays counted. The records stay in memory here (`latency` spills past 33 MB).
 //!
 //! `cargo run --release -p analysis --example latency_phases -- TRACE`
 
 use analysis::idle::IdleIndex;
-use analysis::latency::{self, Parts};
+use analysis::latency::{self, Collector, Parts, RECORD_BYTES, RecordPass, RecordStore};
 use analysis::window::{TaskFilter, Window};
-use model::{Detail, Model, Nanos};
+use model::{Model, Nanos};
 use std::time::Instant;
+
+/// The records, in memory.
+#[derive(Default)]
+struct InMemory(Vec<u8>);
+
+impl RecordStore for InMemory {
+    fn append(&mut self, record: &[u8; RECORD_BYTES]) {
+        self.0.extend_from_slice(record);
+    }
+}
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
@@ -20,11 +31,14 @@ fn main() {
         std::process::exit(1)
     });
     let started = Instant::now();
-    let (model, _) = Model::build(&trace, Detail::WAKEUPS, &mut |_| {}).unwrap_or_else(|e| {
+    let mut collector = Collector::new(InMemory::default());
+    let (model, _) = Model::build_streaming(&trace, &mut |_| {}, &mut collector).unwrap_or_else(|e| {
         eprintln!("latency_phases: {path}: {e}");
         std::process::exit(1)
     });
-    println!("model: {:.3} s, {} waits", started.elapsed().as_secs_f64(), model.waits().len());
+    let (records, migrations) = collector.into_parts();
+    let waits = records.0.len() / RECORD_BYTES;
+    println!("model, waits as records: {:.3} s, {waits} waits", started.elapsed().as_secs_f64());
     let started = Instant::now();
     let index = IdleIndex::new(&model);
     println!("idle index alone: {:.3} s, {:.1} MB", started.elapsed().as_secs_f64(), index.heap_bytes() as f64 / 1e6);
@@ -32,9 +46,11 @@ fn main() {
     let started = Instant::now();
     let window = Window::new(Nanos(0), Nanos(u64::MAX));
     let parts = Parts { by_command: true, ..Parts::OVERALL };
-    let latencies = latency::compute(&model, window, &TaskFilter::default(), None, parts);
+    let mut pass = RecordPass::new(&model, migrations, window, &TaskFilter::default(), None, parts);
+    pass.add(&records.0);
+    let latencies: latency::Latencies = pass.finish();
     println!(
-        "compute (idle index included): {:.3} s, {} delays",
+        "pass (idle index included): {:.3} s, {} delays",
         started.elapsed().as_secs_f64(),
         latencies.overall.wakeups.latencies.count + latencies.overall.preemptions.latencies.count
     );

@@ -16,8 +16,9 @@ fn serves_on_loopback_and_stops_on_ctrl_c() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("schedlens runs");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    stdout.read_line(&mut line).unwrap();
     let url =
         line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {line:?}"));
     let address = url.trim_start_matches("http://").trim_end_matches('/');
@@ -31,6 +32,11 @@ fn serves_on_loopback_and_stops_on_ctrl_c() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("scenario-pinned-v7zstd.dat"), "{answer}");
 
+    // Ctrl-C while the model is built ends the process at once (exit 130): wait until the
+    // viewer says it is ready, as a script would.
+    let mut ready = String::new();
+    stdout.read_line(&mut ready).unwrap();
+    assert!(ready.contains("ready"), "{ready:?}");
     let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let output = child.wait_with_output().unwrap();
