@@ -151,9 +151,9 @@ fn load_latencies(args: &Args, trace: &Path) -> Result<(Loaded, Latencies, Nanos
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let (spill, migrations) = collector.into_parts();
     let mut pass = latency::RecordPass::new(&loaded.model, migrations, window, &filter, affinity.as_ref(), parts(args));
-    spill
-        .read_back(|records| pass.add(records))
-        .with_context(|| format!("{}: reading back the waits from the scratch file", trace.display()))?;
+    spill.read_back(|records| pass.add(records)).with_context(|| {
+        format!("{}: the waits' scratch file in {}", trace.display(), std::env::temp_dir().display())
+    })?;
     let latencies = pass.finish();
     Ok((loaded, latencies, origin))
 }
