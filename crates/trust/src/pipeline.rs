@@ -1,8 +1,9 @@
 //! Everything past the reader that a user's command runs on a trace, in one function:
 //! the model, `stats` by command and by task, the running/waiting sweep and per-CPU
 //! runqueue lengths, `graph`'s timeline and figure (and the check that its levels from
-//! one placement of the runs equal its levels one window at a time), the running/waiting
-//! figure, `check` and its migration heat map, and SVG output of the figures. The fuzzer
+//! one placement of the runs equal its levels one window at a time), `latency` (and the
+//! check that its streamed waits give what the tables give), the running/waiting figure,
+//! `check` and its migration heat map, and SVG output of the figures. The fuzzer
 //! calls it on every input; the tests call it on every seed, corpus entry and reproducer.
 
 use crate::script::{Script, View};
@@ -77,6 +78,7 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     }
     std::hint::black_box(idle_while_waiting(&model, window, &filter));
     let latencies = latency::compute(&model, window, &filter, None, latency::Parts::ALL);
+    streamed_latencies_are_the_tables(trace, window, &filter, &latencies);
     let waiting: Vec<TaskId> = latencies.by_task.iter().take(4).map(|&(task, ..)| task).collect();
     std::hint::black_box(latency::antagonists(&model, window, &waiting));
     std::hint::black_box((latencies, states::compute(&model, window, &filter), perf_sched::read(trace)));
@@ -132,6 +134,27 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
 
 /// The critical path of the first exec'd task (else the first task) over the window gives
 /// every nanosecond one cause, on any model.
+/// Records kept in memory.
+#[derive(Default)]
+struct Records(Vec<u8>);
+
+impl latency::RecordStore for Records {
+    fn append(&mut self, record: &[u8; latency::RECORD_BYTES]) {
+        self.0.extend_from_slice(record);
+    }
+}
+
+/// `latency`'s own path (the model built streaming, its waits read back as records) gives
+/// what the whole model's tables give.
+fn streamed_latencies_are_the_tables(trace: &Trace, window: Window, filter: &TaskFilter, tables: &latency::Latencies) {
+    let mut collector = latency::Collector::new(Records::default());
+    let (model, _) = Model::build_streaming(trace, &mut |_| {}, &mut collector).expect("the whole model was built");
+    let (records, migrations) = collector.into_parts();
+    let mut pass = latency::RecordPass::new(&model, migrations, window, filter, None, latency::Parts::ALL);
+    pass.add(&records.0);
+    assert!(pass.finish() == *tables, "latency over the streamed waits differs from the tables'");
+}
+
 fn critical_path_sums_to_its_window(model: &Model, window: Window) {
     let Some(task) = model.first_exec().or_else(|| model.tasks().ids().nth(1)) else { return };
     let index = IdleIndex::new(model);
