@@ -39,7 +39,7 @@ pub enum DelayKind {
 }
 
 /// Where the task was put when it became runnable.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Placement {
     /// On an idle CPU's runqueue.
     IdleCpu,
@@ -244,7 +244,8 @@ pub struct Group {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Latencies {
     pub window: Window,
-    /// Every delay that ended in the window, in order of its end (then CPU, then task).
+    /// Every delay that ended in the window, in order of its end (then CPU, task, start,
+    /// and the rest, for delays alike in those: only a damaged trace has them).
     pub delays: Vec<Delay>,
     /// Per task (with its pid and last name), in task order.
     pub by_task: Vec<(TaskId, Pid, String, Group)>,
@@ -327,8 +328,12 @@ fn add_found((delays, groups): &mut Found, (more_delays, more_groups): Found) {
 
 /// The delays in order and each group's percentiles.
 fn finish(model: &Model, window: Window, (mut delays, groups): Found) -> Latencies {
-    // No two delays share their end, CPU, task and start (one task runs once at a time).
-    delays.sort_unstable_by_key(|d| (d.end, d.cpu, d.task, d.start));
+    // A task runs once at a time, so delays share their end, CPU, task and start only in a
+    // damaged trace (many events at one instant); their other fields then order them, so
+    // the order does not depend on the order the pass found them in.
+    delays.sort_unstable_by_key(|d| {
+        (d.end, d.cpu, d.task, d.start, d.kind, d.waker, d.placement, d.migrated, d.allowed_idle_ns)
+    });
     groups.finish(model, window, delays)
 }
 
