@@ -102,6 +102,15 @@ impl UnknownEnds {
     }
 }
 
+impl std::ops::AddAssign for UnknownEnds {
+    /// Another group's counts added.
+    fn add_assign(&mut self, other: UnknownEnds) {
+        self.lost += other.lost;
+        self.trace_end += other.trace_end;
+        self.unrecorded += other.unrecorded;
+    }
+}
+
 /// Histogram buckets: below 1 µs, then `[2^(k-1), 2^k)` µs for k = 1..=23 (up to 8.4 s),
 /// then 8.4 s and more.
 pub const BUCKETS: usize = 25;
@@ -331,10 +340,16 @@ fn finish(model: &Model, window: Window, (mut delays, groups): Found) -> Latenci
     // A task runs once at a time, so delays share their end, CPU, task and start only in a
     // damaged trace (many events at one instant); their other fields then order them, so
     // the order does not depend on the order the pass found them in.
-    delays.sort_unstable_by_key(|d| {
-        (d.end, d.cpu, d.task, d.start, d.kind, d.waker, d.placement, d.migrated, d.allowed_idle_ns)
-    });
+    delays.sort_unstable_by_key(order);
     groups.finish(model, window, delays)
+}
+
+/// The order of delays: by end, CPU, task and start, then (for delays alike in those, in
+/// a damaged trace) by the rest, so that no two different delays tie.
+type DelayOrder = (Nanos, Cpu, TaskId, Nanos, DelayKind, Option<TaskId>, Placement, bool, u64);
+
+fn order(d: &Delay) -> DelayOrder {
+    (d.end, d.cpu, d.task, d.start, d.kind, d.waker, d.placement, d.migrated, d.allowed_idle_ns)
 }
 
 /// What every piece of a pass reads.
@@ -645,10 +660,10 @@ fn add_if(pair: &mut (u64, u64), yes: bool, time: u64) {
     }
 }
 
-/// Whether `a` is the worse of two delays: the longer, and of equal ones the earliest.
+/// Whether `a` is the worse of two delays: the longer, and of equal ones the first in
+/// [`order`] (so the worst does not depend on the order the delays came in).
 fn worse(a: &Delay, b: &Delay) -> bool {
-    let key = |d: &Delay| (Reverse(d.latency_ns()), d.end, d.cpu, d.task, d.start);
-    key(a) < key(b)
+    (Reverse(a.latency_ns()), order(a)) < (Reverse(b.latency_ns()), order(b))
 }
 
 /// A group as it comes: wakeups (new tasks included) and preemptions apart, and its waits
@@ -671,9 +686,7 @@ impl GroupSums {
     fn merge(&mut self, other: GroupSums) {
         self.wakeups.merge(other.wakeups);
         self.preemptions.merge(other.preemptions);
-        self.unknown.lost += other.unknown.lost;
-        self.unknown.trace_end += other.unknown.trace_end;
-        self.unknown.unrecorded += other.unknown.unrecorded;
+        self.unknown += other.unknown;
     }
 
     fn finish(self) -> Group {
@@ -767,11 +780,11 @@ impl Groups {
         let Groups { by_task, by_command, by_cpu, overall } = self;
         std::thread::scope(|scope| {
             let by_task = scope.spawn(|| {
-                let named = |task: TaskId| {
+                let named = |task: TaskId, group| {
                     let info = model.tasks().get(task);
-                    (task, info.pid, model.comms().name(info.last_comm()).to_string())
+                    (task, info.pid, model.comms().name(info.last_comm()).to_string(), group)
                 };
-                by_task.finish().map(|(task, group)| (named(task), group)).map(|((t, p, n), g)| (t, p, n, g)).collect()
+                by_task.finish().map(|(task, group)| named(task, group)).collect()
             });
             let by_command = scope.spawn(|| {
                 let mut list: Vec<(String, Group)> =
@@ -815,8 +828,8 @@ fn switched_in(model: &Model, task: TaskId, cpu: Cpu, time: Nanos, near: &mut Ne
 }
 
 /// Where a pass's last searches landed, so the next search starts there: the waits are
-/// taken in order of their start, so a task's waits, and the waits put on one CPU's
-/// runqueue, come in time order. A search from the last answer reads a few entries where
+/// taken in order of their start (the model's table) or of their end (records), so a
+/// task's waits, and the waits ending on or put on one CPU, come in about time order. A search from the last answer reads a few entries where
 /// a search of a whole CPU's segments or a task's migrations read twenty, with a cache
 /// miss each (most of `latency`'s own time on a 5M-event trace).
 struct Near {

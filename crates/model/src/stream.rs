@@ -12,7 +12,7 @@
 //! [`Model::build_streaming`]: crate::Model::build_streaming
 
 use crate::table::{WaitId, WakeupId, sealed::FromIndex};
-use crate::tables::{Migration, Wait, WaitCause, WaitEnd, Wakeup, WakeupKind};
+use crate::tables::{Migration, Migrations, Wait, WaitCause, WaitEnd, Waits, Wakeup, WakeupKind, Wakeups};
 use crate::tasks::TaskId;
 use tracedat::{Cpu, Nanos};
 
@@ -27,6 +27,92 @@ pub trait WaitSink {
     fn migration(&mut self, migration: &Migration);
 }
 
+/// Where the tracker puts waits, wakeups and migrations: the model's tables, or a
+/// [`Stream`] to a sink. The one place that tells the two apart.
+// One per tracker, its tables written for every wait: not boxed behind a pointer.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum WaitStore<'s> {
+    Tables { waits: Waits, wakeups: Wakeups, migrations: Migrations },
+    Streamed(Stream<'s>),
+}
+
+impl<'s> WaitStore<'s> {
+    pub fn tables() -> WaitStore<'s> {
+        WaitStore::Tables { waits: Waits::default(), wakeups: Wakeups::default(), migrations: Migrations::default() }
+    }
+
+    pub fn streamed(sink: &'s mut dyn WaitSink) -> WaitStore<'s> {
+        WaitStore::Streamed(Stream { sink, waits: Vec::new(), wakeups: Vec::new() })
+    }
+
+    pub fn begin_wait(&mut self, task: TaskId, start: Nanos, cause: WaitCause, queue: Cpu) -> WaitId {
+        match self {
+            WaitStore::Tables { waits, .. } => waits.begin(task, start, cause, queue),
+            WaitStore::Streamed(stream) => stream.begin_wait(task, start, cause, queue),
+        }
+    }
+
+    /// Ends wait `id` at `end` (no earlier than its start).
+    pub fn end_wait(&mut self, id: WaitId, end: Nanos, how: WaitEnd, ran_on: Cpu) {
+        match self {
+            WaitStore::Tables { waits, .. } => waits.end(id, end, how, ran_on),
+            WaitStore::Streamed(stream) => stream.end_wait(id, end, how, ran_on),
+        }
+    }
+
+    /// Sets the end of a wait still open when the trace ended.
+    pub fn close_wait(&mut self, id: WaitId, end: Nanos) {
+        match self {
+            WaitStore::Tables { waits, .. } => waits.set_end(id, end),
+            WaitStore::Streamed(stream) => stream.close_wait(id, end),
+        }
+    }
+
+    /// A wakeup starting at `time` (see [`Wakeups::begin`]).
+    pub fn begin_wakeup(
+        &mut self,
+        time: Nanos,
+        wakee: TaskId,
+        waker: Option<(TaskId, Cpu)>,
+        prev_cpu: Option<Cpu>,
+        target_cpu: Cpu,
+    ) -> WakeupId {
+        match self {
+            WaitStore::Tables { wakeups, .. } => wakeups.begin(time, wakee, waker, prev_cpu, target_cpu),
+            WaitStore::Streamed(stream) => stream.begin_wakeup(time, wakee, waker, prev_cpu, target_cpu),
+        }
+    }
+
+    /// The wakee of wakeup `id` was enqueued on `target`, beginning wait `wait`.
+    pub fn enqueued(&mut self, id: WakeupId, kind: WakeupKind, target: Cpu, wait: Option<WaitId>) {
+        match self {
+            WaitStore::Tables { wakeups, .. } => wakeups.enqueued(id, kind, target, wait),
+            WaitStore::Streamed(stream) => stream.enqueued(id, kind, target),
+        }
+    }
+
+    pub fn migration(&mut self, migration: Migration) {
+        match self {
+            WaitStore::Tables { migrations, .. } => migrations.push(migration),
+            WaitStore::Streamed(stream) => stream.sink.migration(&migration),
+        }
+    }
+
+    /// The tables (empty when streamed: every wait still held is handed over now), and
+    /// whether they were streamed.
+    pub fn finish(self) -> (Waits, Wakeups, Migrations, bool) {
+        match self {
+            WaitStore::Tables { waits, wakeups, migrations } => (waits, wakeups, migrations, false),
+            WaitStore::Streamed(mut stream) => {
+                for index in 0..stream.waits.len() {
+                    stream.hand_over(index);
+                }
+                (Waits::default(), Wakeups::default(), Migrations::default(), true)
+            }
+        }
+    }
+}
+
 /// Each task's open wait and latest wakeup, until the wait is handed to the sink.
 pub(crate) struct Stream<'s> {
     sink: &'s mut dyn WaitSink,
@@ -35,12 +121,8 @@ pub(crate) struct Stream<'s> {
     wakeups: Vec<Option<(Wakeup, bool)>>,
 }
 
-impl<'s> Stream<'s> {
-    pub fn new(sink: &'s mut dyn WaitSink) -> Stream<'s> {
-        Stream { sink, waits: Vec::new(), wakeups: Vec::new() }
-    }
-
-    pub fn begin_wait(&mut self, task: TaskId, start: Nanos, cause: WaitCause, queue: Cpu) -> WaitId {
+impl Stream<'_> {
+    fn begin_wait(&mut self, task: TaskId, start: Nanos, cause: WaitCause, queue: Cpu) -> WaitId {
         self.hand_over(task.index());
         let wait = Wait { task, start, end: start, cause, end_kind: WaitEnd::TraceEnd, ran_on: queue };
         *slot(&mut self.waits, task.index()) = Some(wait);
@@ -48,7 +130,7 @@ impl<'s> Stream<'s> {
     }
 
     /// Ends the open wait `id` at `end` (no earlier than its start) and hands it over.
-    pub fn end_wait(&mut self, id: WaitId, end: Nanos, how: WaitEnd, ran_on: Cpu) {
+    fn end_wait(&mut self, id: WaitId, end: Nanos, how: WaitEnd, ran_on: Cpu) {
         if let Some(wait) = self.waits.get_mut(id.index()).and_then(Option::as_mut) {
             wait.end = end.max(wait.start);
             wait.end_kind = how;
@@ -58,14 +140,14 @@ impl<'s> Stream<'s> {
     }
 
     /// Sets the end of a wait still open when the trace ended, and hands it over.
-    pub fn close_wait(&mut self, id: WaitId, end: Nanos) {
+    fn close_wait(&mut self, id: WaitId, end: Nanos) {
         if let Some(wait) = self.waits.get_mut(id.index()).and_then(Option::as_mut) {
             wait.end = end.max(wait.start);
         }
         self.hand_over(id.index());
     }
 
-    pub fn begin_wakeup(
+    fn begin_wakeup(
         &mut self,
         time: Nanos,
         wakee: TaskId,
@@ -91,22 +173,11 @@ impl<'s> Stream<'s> {
     }
 
     /// Wakeup `id`'s wakee was enqueued on `target`, beginning its open wait.
-    pub fn enqueued(&mut self, id: WakeupId, kind: WakeupKind, target: Cpu) {
+    fn enqueued(&mut self, id: WakeupId, kind: WakeupKind, target: Cpu) {
         if let Some((wakeup, began)) = self.wakeups.get_mut(id.index()).and_then(Option::as_mut) {
             wakeup.kind = kind;
             wakeup.target_cpu = target;
             *began = true;
-        }
-    }
-
-    pub fn migration(&mut self, migration: &Migration) {
-        self.sink.migration(migration);
-    }
-
-    /// Hands over every wait still held (at the end of the trace, after `close_wait`).
-    pub fn finish(&mut self) {
-        for index in 0..self.waits.len() {
-            self.hand_over(index);
         }
     }
 

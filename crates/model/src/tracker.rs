@@ -11,7 +11,7 @@
 use crate::anomalies::{Anomalies, Anomaly};
 use crate::events::{EventContext, Sched};
 use crate::model::{Detail, Model};
-use crate::stream::{Stream, WaitSink};
+use crate::stream::{WaitSink, WaitStore};
 use crate::table::{WaitId, WakeupId};
 use crate::tables::*;
 use crate::tasks::{CommId, Comms, TaskId, Tasks};
@@ -132,17 +132,14 @@ pub(crate) struct Tracker<'s> {
     tasks: Tasks,
     comms: Comms,
     runtime: Vec<TaskRuntime>,
-    waits: Waits,
-    wakeups: Wakeups,
-    migrations: Migrations,
+    /// The waits, wakeups and migrations the detail asks for.
+    store: WaitStore<'s>,
     anomalies: Anomalies,
     first_exec: Option<TaskId>,
     /// The latest time seen: no event is placed before it.
     clock: Nanos,
     /// The time of the trace's first event (on any CPU), once seen.
     trace_start: Option<Nanos>,
-    /// Where waits, wakeups and migrations go instead of their tables, when streamed.
-    stream: Option<Stream<'s>>,
 }
 
 impl<'s> Tracker<'s> {
@@ -158,14 +155,11 @@ impl<'s> Tracker<'s> {
             tasks,
             comms,
             runtime: vec![TaskRuntime::NEW],
-            waits: Waits::default(),
-            wakeups: Wakeups::default(),
-            migrations: Migrations::default(),
+            store: WaitStore::tables(),
             anomalies: Anomalies::default(),
             first_exec: None,
             clock: Nanos::ZERO,
             trace_start: None,
-            stream: None,
         }
     }
 
@@ -173,7 +167,7 @@ impl<'s> Tracker<'s> {
     /// them (see [`crate::stream`]); the model it returns has segments and tasks.
     pub fn streaming(cpu_count: u32, mut options: TrackerOptions, sink: &'s mut dyn WaitSink) -> Tracker<'s> {
         options.detail = Detail::WAKEUPS;
-        Tracker { stream: Some(Stream::new(sink)), ..Tracker::new(cpu_count, options) }
+        Tracker { store: WaitStore::streamed(sink), ..Tracker::new(cpu_count, options) }
     }
 
     /// Notes that the recorder says the kernel overwrote some of `cpu`'s events.
@@ -476,11 +470,8 @@ impl<'s> Tracker<'s> {
     }
 
     fn migrated(&mut self, time: Nanos, task: TaskId, from: Cpu, to: Cpu, reason: MigrationReason) {
-        let migration = Migration { time, task, from, to, reason };
-        if let Some(stream) = &mut self.stream {
-            stream.migration(&migration);
-        } else if self.options.detail.migrations() {
-            self.migrations.push(migration);
+        if self.options.detail.migrations() {
+            self.store.migration(Migration { time, task, from, to, reason });
         }
     }
 
@@ -594,10 +585,7 @@ impl<'s> Tracker<'s> {
 
     /// `task` becomes runnable on `cpu`'s runqueue; returns its wait's row.
     fn enqueue(&mut self, task: TaskId, cpu: Cpu, time: Nanos, cause: WaitCause) -> Option<WaitId> {
-        let wait = self.options.detail.waits().then(|| match &mut self.stream {
-            Some(stream) => stream.begin_wait(task, time, cause, cpu),
-            None => self.waits.begin(task, time, cause, cpu),
-        });
+        let wait = self.options.detail.waits().then(|| self.store.begin_wait(task, time, cause, cpu));
         let piece = self.start_queue_piece(cpu, task, wait, time);
         let runtime = &mut self.runtime[task.index()];
         runtime.state = State::Runnable { wait, queue: cpu, piece, waiting: time, queued: time };
@@ -624,10 +612,8 @@ impl<'s> Tracker<'s> {
         let State::Runnable { wait, queue, piece, waiting, .. } = self.runtime[task.index()].state else { return };
         let time = time.max(waiting);
         self.end_queue_piece(queue, task, piece, time);
-        match (wait, &mut self.stream) {
-            (Some(wait), Some(stream)) => stream.end_wait(wait, time, how, cpu),
-            (Some(wait), None) => self.waits.end(wait, time, how, cpu),
-            (None, _) => {}
+        if let Some(wait) = wait {
+            self.store.end_wait(wait, time, how, cpu);
         }
         self.runtime[task.index()].state = State::Blocked;
     }
@@ -660,7 +646,9 @@ impl<'s> Tracker<'s> {
             State::New | State::Blocked | State::Unknown => {}
         }
         let prev_cpu = runtime.cpu.or(target_cpu);
-        let wakeup = self.begin_wakeup(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu));
+        let wakeup = self.options.detail.wakeups().then(|| {
+            self.store.begin_wakeup(ctx.ts, task, Some((waker, ctx.cpu)), prev_cpu, prev_cpu.unwrap_or(ctx.cpu))
+        });
         self.runtime[task.index()].state = State::Waking { wakeup };
         if self.options.waking_enqueues {
             self.wakeup(ctx, task, target_cpu.unwrap_or(ctx.cpu), WakeupKind::Wakeup);
@@ -678,33 +666,18 @@ impl<'s> Tracker<'s> {
                 return;
             }
             State::Waking { wakeup } => wakeup,
-            State::New | State::Blocked | State::Unknown => self.begin_wakeup(ctx.ts, task, None, runtime.cpu, target),
+            State::New | State::Blocked | State::Unknown => {
+                self.options.detail.wakeups().then(|| self.store.begin_wakeup(ctx.ts, task, None, runtime.cpu, target))
+            }
         };
         if let Some(from) = runtime.cpu.filter(|&c| c != target) {
             self.migrated(ctx.ts, task, from, target, MigrationReason::Inferred);
         }
         let cause = if kind == WakeupKind::NewTask { WaitCause::NewTask } else { WaitCause::Wakeup };
         let wait = self.enqueue(task, target, ctx.ts, cause);
-        match (wakeup, &mut self.stream) {
-            (Some(wakeup), Some(stream)) => stream.enqueued(wakeup, kind, target),
-            (Some(wakeup), None) => self.wakeups.enqueued(wakeup, kind, target, wait),
-            (None, _) => {}
+        if let Some(wakeup) = wakeup {
+            self.store.enqueued(wakeup, kind, target, wait);
         }
-    }
-
-    /// A wakeup of `wakee` starting at `time` (see [`Wakeups::begin`]), when wakeups are built.
-    fn begin_wakeup(
-        &mut self,
-        time: Nanos,
-        wakee: TaskId,
-        waker: Option<(TaskId, Cpu)>,
-        prev_cpu: Option<Cpu>,
-        target_cpu: Cpu,
-    ) -> Option<WakeupId> {
-        self.options.detail.wakeups().then(|| match &mut self.stream {
-            Some(stream) => stream.begin_wakeup(time, wakee, waker, prev_cpu, target_cpu),
-            None => self.wakeups.begin(time, wakee, waker, prev_cpu, target_cpu),
-        })
     }
 
     fn migrate(&mut self, ctx: EventContext, mover: TaskId, task: TaskId, orig: Cpu, dest: Cpu) {
@@ -793,28 +766,21 @@ impl<'s> Tracker<'s> {
             if piece != NO_ROW {
                 self.timelines[queue.index()].queue.end(piece, end);
             }
-            match (wait, &mut self.stream) {
-                (Some(wait), Some(stream)) => stream.close_wait(wait, end),
-                (Some(wait), None) => self.waits.set_end(wait, end),
-                (None, _) => {}
+            if let Some(wait) = wait {
+                self.store.close_wait(wait, end);
             }
         }
-        // The tables of a streamed model stay empty: it has segments and tasks.
-        let detail = match &mut self.stream {
-            Some(stream) => {
-                stream.finish();
-                Detail::SEGMENTS
-            }
-            None => self.options.detail,
-        };
+        let (waits, wakeups, migrations, streamed) = self.store.finish();
+        // A streamed model's tables are empty: it has segments and tasks.
+        let detail = if streamed { Detail::SEGMENTS } else { self.options.detail };
         self.timelines.iter_mut().for_each(|timeline| timeline.queue.index_ends());
         Model::from_parts(crate::model::Parts {
             cpus: self.timelines,
             tasks: self.tasks,
             comms: self.comms,
-            waits: self.waits,
-            wakeups: self.wakeups,
-            migrations: self.migrations,
+            waits,
+            wakeups,
+            migrations,
             anomalies: self.anomalies,
             first_exec: self.first_exec,
             detail,

@@ -230,9 +230,7 @@ fn print_task(
         latencies.by_task.iter().filter(|(task, ..)| tasks.contains(task)).map(|(.., group)| group).collect();
     let mut unknown = latency::UnknownEnds::default();
     for g in &groups {
-        unknown.lost += g.unknown.lost;
-        unknown.trace_end += g.unknown.trace_end;
-        unknown.unrecorded += g.unknown.unrecorded;
+        unknown += g.unknown;
     }
     let together = latency::summarise(&delays, unknown);
     for (what, summary) in [("wakeup latency", &together.wakeups), ("preemption wait", &together.preemptions)] {
