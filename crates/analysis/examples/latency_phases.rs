@@ -6,20 +6,11 @@
 //! `cargo run --release -p analysis --example latency_phases -- TRACE`
 
 use analysis::idle::IdleIndex;
-use analysis::latency::{self, Collector, Parts, RECORD_BYTES, RecordPass, RecordStore};
+use analysis::latency::{self, Parts, RecordPass};
+use analysis::records::Collector;
 use analysis::window::{TaskFilter, Window};
 use model::{Model, Nanos};
 use std::time::Instant;
-
-/// The records, in memory.
-#[derive(Default)]
-struct InMemory(Vec<u8>);
-
-impl RecordStore for InMemory {
-    fn append(&mut self, record: &[u8; RECORD_BYTES]) {
-        self.0.extend_from_slice(record);
-    }
-}
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
@@ -31,13 +22,13 @@ fn main() {
         std::process::exit(1)
     });
     let started = Instant::now();
-    let mut collector = Collector::new(InMemory::default());
+    let mut collector = Collector::new(Vec::new());
     let (model, _) = Model::build_streaming(&trace, &mut |_| {}, &mut collector).unwrap_or_else(|e| {
         eprintln!("latency_phases: {path}: {e}");
         std::process::exit(1)
     });
-    let (records, migrations) = collector.into_parts();
-    let waits = records.0.len() / RECORD_BYTES;
+    let (mut records, migrations) = collector.finish(&model);
+    let waits = records.count();
     println!("model, waits as records: {:.3} s, {waits} waits", started.elapsed().as_secs_f64());
     let started = Instant::now();
     let index = IdleIndex::new(&model);
@@ -47,7 +38,7 @@ fn main() {
     let window = Window::new(Nanos(0), Nanos(u64::MAX));
     let parts = Parts { by_command: true, ..Parts::OVERALL };
     let mut pass = RecordPass::new(&model, migrations, window, &TaskFilter::default(), None, parts);
-    pass.add(&records.0);
+    records.read_chunks(200_000, &mut |chunk| pass.add(chunk)).expect("records in memory");
     let latencies: latency::Latencies = pass.finish();
     println!(
         "pass (idle index included): {:.3} s, {} delays",

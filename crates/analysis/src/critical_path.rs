@@ -9,11 +9,12 @@
 //! wakeups, a CPU's state unknown), counted and never guessed. Definitions in docs/critical-path.md.
 
 use crate::check::Affinity;
-use crate::check::placement::{LONG_WAIT, PINNED_CPUS, PINNED_RUNS, PINNED_WAITS, Placement};
+use crate::check::placement::{Confinement, LONG_WAIT, PINNED_CPUS, PINNED_RUNS, PINNED_WAITS, Placement};
 use crate::idle::{Allowed, IdleIndex};
+use crate::records::{RecordStore, RecordedWaits, Woken};
 use crate::window::{TaskFilter, Window};
-use model::{Cpu, Model, Nanos, SegmentEnd, TaskId, WaitCause, WaitEnd, WaitId, WakeupId};
-use std::collections::HashMap;
+use model::{Cpu, Model, Nanos, SegmentEnd, TaskId, Wait, WaitCause, WaitEnd, WaitId, WakeupId};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 /// What to follow: the task whose end the walk starts from, the window of wall time to
 /// attribute, and which tasks are the program's own.
@@ -191,14 +192,24 @@ pub struct CostStretch {
 }
 
 /// One task's part of the path: `[start, end)`, and the task that woke it at `start`
-/// (the previous hop's), if the path came from one, with that wakeup when recorded.
+/// (the previous hop's), if the path came from one; with that wakeup, when recorded,
+/// the CPU the waker ran on, and when and where the woken task then ran.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hop {
     pub task: TaskId,
     pub start: Nanos,
     pub end: Nanos,
     pub woken_by: Option<TaskId>,
-    pub wakeup: Option<WakeupId>,
+    pub waker_cpu: Option<Cpu>,
+    pub ran: Option<(Nanos, Cpu)>,
+}
+
+/// A hop's wakeup as [`Hop`] tells it: the waker's CPU, and when and where the woken task ran.
+fn hop_wakeup((wait, woken): WokenWait) -> (Option<Cpu>, Option<(Nanos, Cpu)>) {
+    match woken {
+        Some(woken) => (woken.waker_cpu, (wait.end_kind == WaitEnd::Ran).then_some((wait.end, wait.ran_on))),
+        None => (None, None),
+    }
 }
 
 /// The critical path of a target.
@@ -225,6 +236,67 @@ pub struct CriticalPath {
 /// looked at for that evidence per task:
 const PINNED_WAITS_LOOKED_AT: usize = 1000;
 
+/// The waits the walk reads, each with what the wakeup that began it says: the model's
+/// tables ([`TableWaits`]) or records of a model built streaming ([`RecordedWaits`]).
+pub trait WaitHistory {
+    /// Calls `visit` on every wait, each task's in the order they began.
+    fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>));
+    /// The waits in the reverse of that order, each with a key no less than its end, the
+    /// keys never rising.
+    fn back(&mut self) -> WaitsBack<'_>;
+}
+
+/// Waits going back, each with its key (see [`WaitHistory::back`]).
+pub type WaitsBack<'a> = Box<dyn Iterator<Item = (Nanos, Wait, Option<Woken>)> + 'a>;
+
+impl<S: RecordStore> WaitHistory for RecordedWaits<S> {
+    fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>)) {
+        RecordedWaits::each(self, visit)
+    }
+
+    fn back(&mut self) -> WaitsBack<'_> {
+        Box::new(RecordedWaits::back(self))
+    }
+}
+
+/// A model's waits, from its tables (`Detail::WAKEUPS`), in order of their ends.
+pub struct TableWaits<'m> {
+    model: &'m Model,
+    by_end: Vec<WaitId>,
+    wakeup_of: Vec<Option<WakeupId>>,
+}
+
+impl<'m> TableWaits<'m> {
+    pub fn new(model: &'m Model) -> TableWaits<'m> {
+        let table = model.waits();
+        let mut by_end: Vec<WaitId> = table.ids().collect();
+        // Stable: a task's waits do not overlap, so each task's stay in the order they began.
+        by_end.sort_by_key(|&id| table.get(id).end);
+        TableWaits { model, by_end, wakeup_of: model.wakeups_by_wait() }
+    }
+
+    fn get(&self, id: WaitId) -> (Wait, Option<Woken>) {
+        let woken = self.wakeup_of[id.index()].map(|w| Woken::from(&self.model.wakeups().get(w)));
+        (self.model.waits().get(id), woken)
+    }
+}
+
+impl WaitHistory for TableWaits<'_> {
+    fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>)) {
+        for &id in &self.by_end {
+            let (wait, woken) = self.get(id);
+            visit(&wait, woken.as_ref());
+        }
+    }
+
+    fn back(&mut self) -> WaitsBack<'_> {
+        Box::new(self.by_end.iter().rev().map(|&id| {
+            let (wait, woken) = self.get(id);
+            (wait.end, wait, woken)
+        }))
+    }
+}
+
 /// A task's run segment, as the walk needs it.
 #[derive(Copy, Clone, Debug)]
 struct Run {
@@ -234,118 +306,147 @@ struct Run {
     broken_end: bool,
 }
 
-/// Per task: its runs and its waits, in time order (built once). A run is named by its
-/// CPU and the index of its segment there (6 bytes, where a copy of the segment took 24:
-/// on a trace of 20 million segments, a third of a gigabyte).
-struct PerTask {
-    run_offsets: Vec<u32>,
-    run_cpus: Vec<u16>,
-    run_segments: Vec<u32>,
-    wait_offsets: Vec<u32>,
-    waits: Vec<WaitId>,
-    /// The wakeup that began each wait (by wait index).
-    wakeup_of: Vec<Option<WakeupId>>,
+/// A wait and the wakeup that began it.
+type WokenWait = (Wait, Option<Woken>);
+
+/// The trace read back from its end as far as the walk has gone: the runs (every CPU's
+/// segments, latest end first) and the waits (by key) merged, and per task the runs and
+/// waits read that the walk may still ask about. The walk's time never rises, and it asks
+/// about a task just before a time `t` once everything ending at `t` or later is read;
+/// a run or wait that begins after the key it was read at is never asked about again, so
+/// each task keeps only the few around the walk's time, and the walk holds neither the
+/// waits nor an index of every task's runs.
+struct History<'a> {
+    model: &'a Model,
+    /// Per CPU, how many of its segments are not read yet (the first so many).
+    unread: Vec<usize>,
+    /// The CPUs with segments not read, by the end of their latest such segment.
+    by_next_end: BinaryHeap<(Nanos, usize)>,
+    waits: std::iter::Peekable<WaitsBack<'a>>,
+    recent: Vec<Recent>,
 }
 
-impl PerTask {
-    fn of(model: &Model) -> PerTask {
-        let tasks = model.tasks().len();
-        let mut counts = vec![0u32; tasks + 1];
-        for timeline in model.cpus() {
-            for task in timeline.segments().tasks() {
-                counts[task.index() + 1] += 1;
-            }
-        }
-        let run_offsets = prefix(&counts);
-        let mut fill = run_offsets.clone();
-        let total = run_offsets[tasks] as usize;
-        let (mut run_cpus, mut run_segments) = (vec![0u16; total], vec![0u32; total]);
-        for timeline in model.cpus() {
-            // The model has at most `MAX_CPUS` (u16::MAX) CPUs, and fewer segments per CPU
-            // than u32::MAX.
-            let cpu = timeline.cpu().0 as u16;
-            for (index, task) in timeline.segments().tasks().enumerate() {
-                let slot = &mut fill[task.index()];
-                run_cpus[*slot as usize] = cpu;
-                run_segments[*slot as usize] = index as u32;
-                *slot += 1;
-            }
-        }
-        // Each CPU's runs are in time order; a task's runs on several CPUs are merged.
-        let mut runs: Vec<(Nanos, Nanos, u16, u32)> = Vec::new();
-        for task in 0..tasks {
-            let range = run_offsets[task] as usize..run_offsets[task + 1] as usize;
-            if run_cpus[range.clone()].windows(2).all(|pair| pair[0] == pair[1]) {
-                continue;
-            }
-            runs.clear();
-            for (&cpu, &index) in run_cpus[range.clone()].iter().zip(&run_segments[range.clone()]) {
-                let segments = model.cpus()[usize::from(cpu)].segments();
-                let index = index as usize;
-                runs.push((segments.start(index), segments.end(index), cpu, index as u32));
-            }
-            runs.sort_unstable();
-            for (slot, &(_, _, cpu, index)) in range.zip(&runs) {
-                (run_cpus[slot], run_segments[slot]) = (cpu, index);
-            }
-        }
-        let waits_table = model.waits();
-        let mut counts = vec![0u32; tasks + 1];
-        for wait in waits_table.ids() {
-            counts[waits_table.task(wait).index() + 1] += 1;
-        }
-        let wait_offsets = prefix(&counts);
-        let mut fill = wait_offsets.clone();
-        let mut waits: Vec<Option<WaitId>> = vec![None; wait_offsets[tasks] as usize];
-        for wait in waits_table.ids() {
-            let slot = &mut fill[waits_table.task(wait).index()];
-            waits[*slot as usize] = Some(wait);
-            *slot += 1;
-        }
-        let wakeup_of = model.wakeups_by_wait();
-        let waits = waits.into_iter().flatten().collect();
-        PerTask { run_offsets, run_cpus, run_segments, wait_offsets, waits, wakeup_of }
+/// A task's runs and waits read and still of use, in order of their starts.
+#[derive(Default)]
+struct Recent {
+    runs: VecDeque<Run>,
+    waits: VecDeque<WokenWait>,
+}
+
+impl<'a> History<'a> {
+    fn new(model: &'a Model, waits: &'a mut dyn WaitHistory) -> History<'a> {
+        let unread: Vec<usize> = model.cpus().iter().map(|timeline| timeline.segments().len()).collect();
+        let by_next_end = (model.cpus().iter().enumerate())
+            .filter(|(cpu, _)| unread[*cpu] > 0)
+            .map(|(cpu, timeline)| (timeline.segments().end(unread[cpu] - 1), cpu))
+            .collect();
+        let recent = std::iter::repeat_with(Recent::default).take(model.tasks().len()).collect();
+        History { model, unread, by_next_end, waits: waits.back().peekable(), recent }
     }
 
-    /// How many runs `task` has, and the `k`th of them (in time order).
-    fn runs<'m>(&self, model: &'m Model, task: TaskId) -> (usize, impl Fn(usize) -> Run + use<'_, 'm>) {
-        let i = task.index();
-        let first = self.run_offsets[i] as usize;
-        let run = move |k: usize| {
-            let segments = model.cpus()[usize::from(self.run_cpus[first + k])].segments();
-            let segment = segments.get(self.run_segments[first + k] as usize);
+    /// The key of the next run or wait to read: no less than its end and than every end
+    /// still unread.
+    fn next_key(&mut self) -> Option<Nanos> {
+        let run = self.by_next_end.peek().map(|&(end, _)| end);
+        let wait = self.waits.peek().map(|&(key, ..)| key);
+        run.max(wait)
+    }
+
+    /// Reads everything that ends at `t` or later.
+    fn read_to(&mut self, t: Nanos) {
+        while self.next_key().is_some_and(|key| key >= t) {
+            self.read_one();
+        }
+    }
+
+    /// Reads the next run or wait; returns its task.
+    fn read_one(&mut self) -> Option<TaskId> {
+        let run = self.by_next_end.peek().map(|&(end, _)| end);
+        let wait = self.waits.peek().map(|&(key, ..)| key);
+        if run >= wait {
+            let (key, cpu) = self.by_next_end.pop()?;
+            self.unread[cpu] -= 1;
+            let segments = self.model.cpus()[cpu].segments();
+            let segment = segments.get(self.unread[cpu]);
+            if self.unread[cpu] > 0 {
+                self.by_next_end.push((segments.end(self.unread[cpu] - 1), cpu));
+            }
             let broken_end = matches!(segment.end_kind, SegmentEnd::Lost | SegmentEnd::Unrecorded);
-            Run { start: segment.start, end: segment.end, broken_end }
-        };
-        (self.run_offsets[i + 1] as usize - first, run)
+            let run = Run { start: segment.start, end: segment.end, broken_end };
+            keep(&mut self.recent[segment.task.index()].runs, run, |r| r.start, key);
+            Some(segment.task)
+        } else {
+            let (key, wait, woken) = self.waits.next()?;
+            // Waits name the model's tasks.
+            keep(&mut self.recent[wait.task.index()].waits, (wait, woken), |(w, _)| w.start, key);
+            Some(wait.task)
+        }
     }
 
-    fn waits(&self, task: TaskId) -> &[WaitId] {
-        let i = task.index();
-        &self.waits[self.wait_offsets[i] as usize..self.wait_offsets[i + 1] as usize]
+    /// What `task` did just before `t`.
+    fn before(&mut self, task: TaskId, t: Nanos) -> Before {
+        self.read_to(t);
+        let recent = &self.recent[task.index()];
+        let run = recent.runs.iter().rev().find(|r| r.start < t);
+        if let Some(&run) = run.filter(|r| r.end >= t) {
+            return Before::Running(run);
+        }
+        let mut waits = recent.waits.iter().rev().skip_while(|(w, _)| w.start > t).peekable();
+        let woken = waits
+            .peek()
+            .filter(|(w, _)| w.start == t && w.cause != WaitCause::Preempted)
+            .map(|&&woken_wait| woken_wait);
+        let earlier = waits.find(|(w, _)| w.start < t);
+        match earlier {
+            Some(&(wait, _)) if wait.end >= t => Before::Runnable(wait),
+            _ => Before::Gap { woken },
+        }
+    }
+
+    /// The end of the last run or wait of `task` begun before `t` (none contains `t`),
+    /// and whether it ended on lost events or an unrecorded switch: read back as far as
+    /// it takes to know.
+    fn since(&mut self, task: TaskId, t: Nanos) -> Option<(Nanos, bool)> {
+        let mut last = self.last_before(task, t);
+        while let Some(key) = self.next_key() {
+            if last.is_some_and(|(end, _)| key < end) {
+                break;
+            }
+            if self.read_one() == Some(task) {
+                last = self.last_before(task, t);
+            }
+        }
+        last
+    }
+
+    fn last_before(&self, task: TaskId, t: Nanos) -> Option<(Nanos, bool)> {
+        let recent = &self.recent[task.index()];
+        let run = recent.runs.iter().rev().find(|r| r.start < t).map(|r| (r.end, r.broken_end));
+        let wait = recent.waits.iter().rev().find(|(w, _)| w.start < t);
+        let wait = wait.map(|(w, _)| (w.end, matches!(w.end_kind, WaitEnd::Lost | WaitEnd::Unrecorded)));
+        // At one end, the wait's word counts.
+        run.into_iter().chain(wait).max_by_key(|&(end, _)| end)
     }
 }
 
-fn prefix(counts: &[u32]) -> Vec<u32> {
-    counts
-        .iter()
-        .scan(0u32, |sum, &c| {
-            *sum += c;
-            Some(*sum)
-        })
-        .collect()
+/// Keeps `item`, read at `key`, among a task's `list` in order of start, and drops the
+/// items that begin after `key` (the walk will not ask about them: see [`History`]).
+fn keep<T>(list: &mut VecDeque<T>, item: T, start: impl Fn(&T) -> Nanos, key: Nanos) {
+    while list.back().is_some_and(|last| start(last) > key) {
+        list.pop_back();
+    }
+    // Read back, items come latest first: an item goes before those that begin with it.
+    let at = list.partition_point(|kept| start(kept) < start(&item));
+    list.insert(at, item);
 }
 
 /// What a task did just before a time.
 enum Before {
     Running(Run),
-    Runnable(WaitId),
-    /// Neither: since the end of its last run or wait (`None`: nothing before), whether
-    /// that ended on lost events, and the wait a wakeup began at the gap's end, if any.
+    Runnable(Wait),
+    /// Neither; the wait a wakeup began at the gap's end, if any.
     Gap {
-        since: Option<Nanos>,
-        broken: bool,
-        woken: Option<WaitId>,
+        woken: Option<WokenWait>,
     },
 }
 
@@ -371,9 +472,10 @@ enum AllowedCpus {
 struct Walk<'a> {
     model: &'a Model,
     index: &'a IdleIndex<'a>,
-    per_task: PerTask,
+    history: History<'a>,
     affinity: Option<&'a Affinity>,
-    placement: Option<Placement>,
+    /// The tasks possibly pinned, inferred when the affinity is not recorded.
+    inferred: HashMap<TaskId, AllowedCpus>,
     allowed: HashMap<TaskId, AllowedCpus>,
     followed: HashMap<TaskId, bool>,
     followed_tasks: &'a Followed,
@@ -386,7 +488,7 @@ struct Walk<'a> {
 }
 
 /// Walks the critical path of `target`, keeping the `top` largest stretches of
-/// scheduler cost. The model needs waits and wakeups (`Detail::FULL`). `affinity`: the
+/// scheduler cost. The model needs waits and wakeups (`Detail::WAKEUPS`). `affinity`: the
 /// recorded affinity, if the trace has it (else pinning is inferred).
 pub fn critical_path(
     model: &Model,
@@ -395,12 +497,29 @@ pub fn critical_path(
     affinity: Option<&Affinity>,
     top: usize,
 ) -> CriticalPath {
+    critical_path_of_waits(model, index, &mut TableWaits::new(model), target, affinity, top)
+}
+
+/// [`critical_path`] over `waits`: the model's own tables, or the records of a model
+/// built streaming, read once in order (when pinning is inferred) and then back.
+pub fn critical_path_of_waits(
+    model: &Model,
+    index: &IdleIndex<'_>,
+    waits: &mut dyn WaitHistory,
+    target: &Target,
+    affinity: Option<&Affinity>,
+    top: usize,
+) -> CriticalPath {
+    let inferred = match affinity {
+        Some(_) => HashMap::new(),
+        None => infer_pinning(model, index, waits),
+    };
     let mut walk = Walk {
         model,
         index,
-        per_task: PerTask::of(model),
+        history: History::new(model, waits),
         affinity,
-        placement: affinity.is_none().then(|| Placement::of(model)),
+        inferred,
         allowed: HashMap::new(),
         followed: HashMap::new(),
         followed_tasks: &target.followed,
@@ -414,6 +533,60 @@ pub fn critical_path(
     walk.finish(top)
 }
 
+/// A confinement that may be pinning, as `check` tells it, and the evidence so far: the
+/// waits looked at since it began, and those kept off while only CPUs outside idled.
+struct Candidate {
+    confinement: Confinement,
+    looked_at: usize,
+    kept_off: u32,
+}
+
+/// The tasks possibly pinned, by `check`'s evidence: confined to a few CPUs (fewer than
+/// the machine has) since some moment, with runs enough, and long waits since then while
+/// only CPUs outside idled. A task's confinements are tried from the fewest CPUs; the
+/// first with the evidence is its pinning. One pass over the waits, in order, for every
+/// task that may be pinned.
+fn infer_pinning(model: &Model, index: &IdleIndex<'_>, waits: &mut dyn WaitHistory) -> HashMap<TaskId, AllowedCpus> {
+    let placement = Placement::of(model);
+    let machine = model.cpus().len();
+    let mut candidates: Vec<Vec<Candidate>> = Vec::new();
+    for task in model.tasks().ids() {
+        let mut of_task = Vec::new();
+        for confinement in placement.confinements(task) {
+            if confinement.cpus.len() > PINNED_CPUS || confinement.cpus.len() >= machine {
+                break;
+            }
+            if confinement.runs >= PINNED_RUNS {
+                of_task.push(Candidate { confinement, looked_at: 0, kept_off: 0 });
+            }
+        }
+        candidates.push(of_task);
+    }
+    if candidates.iter().all(Vec::is_empty) {
+        return HashMap::new();
+    }
+    waits.each(&mut |wait, _| {
+        // Waits name the model's tasks.
+        for candidate in &mut candidates[wait.task.index()] {
+            let deciding = candidate.looked_at < PINNED_WAITS_LOOKED_AT && candidate.kept_off < PINNED_WAITS;
+            if wait.start >= candidate.confinement.since && deciding {
+                candidate.looked_at += 1;
+                let shares = index.shares(wait.start, wait.end, Allowed::Only(&candidate.confinement.cpus));
+                if shares.allowed_idle_ns == 0 && shares.other_idle_ns >= LONG_WAIT.0 {
+                    candidate.kept_off += 1;
+                }
+            }
+        }
+    });
+    let tasks = model.tasks().ids().zip(candidates);
+    tasks
+        .filter_map(|(task, of_task)| {
+            let pinned = of_task.into_iter().find(|c| c.kept_off >= PINNED_WAITS)?;
+            Some((task, AllowedCpus::Only(pinned.confinement.since, pinned.confinement.cpus)))
+        })
+        .collect()
+}
+
 impl Walk<'_> {
     /// Walks back from `end_task` at the window's end to the window's start. Every step
     /// but a hop to a waker at the same instant ends earlier than it began, and a hop
@@ -425,28 +598,28 @@ impl Walk<'_> {
         // The tasks the path has been on at instant `t`.
         let mut at_instant: Vec<TaskId> = vec![task];
         while t > start {
-            let next = match self.before(task, t) {
+            let next = match self.history.before(task, t) {
                 Before::Running(run) => {
                     let from = run.start.max(start);
                     self.add_running(task, from, t);
                     from
                 }
-                Before::Runnable(wait_id) => {
-                    let wait = self.model.waits().get(wait_id);
+                Before::Runnable(wait) => {
                     let from = wait.start.max(start);
                     self.add_runnable(task, from, t, (wait.end_kind == WaitEnd::Ran).then_some(wait.ran_on));
                     from
                 }
-                Before::Gap { since, broken, woken } => {
-                    let gap_end = match woken.map(|wait| self.after_wait(task, wait)) {
+                Before::Gap { woken } => {
+                    let gap_end = match woken.map(|woken| self.after_wait(task, woken)) {
                         Some(Continue::Waker(waker, waking, target)) => {
                             let waking = waking.min(t).max(start);
                             if waking == t && at_instant.contains(&waker) {
                                 GapEnd::Cycle
                             } else {
                                 self.add_runnable(task, waking, t, target);
-                                let wakeup = woken.and_then(|wait| self.per_task.wakeup_of[wait.index()]);
-                                let hop = Hop { task, start: waking, end: hop_end, woken_by: Some(waker), wakeup };
+                                let (waker_cpu, ran) = woken.map_or((None, None), hop_wakeup);
+                                let hop =
+                                    Hop { task, start: waking, end: hop_end, woken_by: Some(waker), waker_cpu, ran };
                                 self.hops.push(hop);
                                 (task, hop_end) = (waker, waking);
                                 if waking < t {
@@ -460,8 +633,9 @@ impl Walk<'_> {
                         Some(Continue::Same(end)) => end,
                         None => GapEnd::Unexplained,
                     };
-                    self.add_gap(task, t, since, broken, gap_end);
-                    since.unwrap_or(start).max(start)
+                    let since = self.history.since(task, t);
+                    self.add_gap(task, t, since, gap_end);
+                    since.map_or(start, |(end, _)| end).max(start)
                 }
             };
             if next < t {
@@ -470,39 +644,15 @@ impl Walk<'_> {
             }
             t = next;
         }
-        self.hops.push(Hop { task, start, end: hop_end, woken_by: None, wakeup: None });
+        self.hops.push(Hop { task, start, end: hop_end, woken_by: None, waker_cpu: None, ran: None });
     }
 
-    /// The task's state just before `t`.
-    fn before(&self, task: TaskId, t: Nanos) -> Before {
-        let (runs, run_at) = self.per_task.runs(self.model, task);
-        // The walk goes back from the end: the answer is most often among the last runs.
-        let before_t = model::partition_point_near(runs, runs, |k| run_at(k).start < t);
-        let run = before_t.checked_sub(1).map(&run_at);
-        if let Some(run) = run.filter(|r| r.end >= t) {
-            return Before::Running(run);
-        }
-        let (waits, table) = (self.per_task.waits(task), self.model.waits());
-        let last_at_or_before = waits.partition_point(|&w| table.start(w) <= t);
-        let woken = last_at_or_before
-            .checked_sub(1)
-            .map(|i| waits[i])
-            .filter(|&w| table.start(w) == t && table.get(w).cause != WaitCause::Preempted);
-        let earlier = waits[..last_at_or_before].iter().rev().find(|&&w| table.start(w) < t);
-        let wait = earlier.map(|&id| (id, table.get(id)));
-        if let Some((id, _)) = wait.filter(|(_, w)| w.end >= t) {
-            return Before::Runnable(id);
-        }
-        let run_end = run.map(|r| (r.end, r.broken_end));
-        let wait_end = wait.map(|(_, w)| (w.end, matches!(w.end_kind, WaitEnd::Lost | WaitEnd::Unrecorded)));
-        let last = run_end.into_iter().chain(wait_end).max_by_key(|&(end, _)| end);
-        Before::Gap { since: last.map(|(end, _)| end), broken: last.is_some_and(|(_, broken)| broken), woken }
-    }
-
-    /// The gap `[since, t)` in which `task` neither ran nor waited: blocked when an
-    /// interrupt woke it, else unknown for the reason its ends give.
-    fn add_gap(&mut self, task: TaskId, t: Nanos, since: Option<Nanos>, broken: bool, gap_end: GapEnd) {
-        let from = since.unwrap_or(self.window.start).max(self.window.start);
+    /// The gap `[since, t)` in which `task` neither ran nor waited (`since`: the end of
+    /// what it did before, and whether that ended on lost events; `None`: nothing before):
+    /// blocked when an interrupt woke it, else unknown for the reason its ends give.
+    fn add_gap(&mut self, task: TaskId, t: Nanos, since: Option<(Nanos, bool)>, gap_end: GapEnd) {
+        let from = since.map_or(self.window.start, |(end, _)| end).max(self.window.start);
+        let broken = since.is_some_and(|(_, broken)| broken);
         let reason = match (since, broken, gap_end) {
             (None, ..) => Some(UnknownReason::OutsideTrace),
             (_, true, _) => Some(UnknownReason::LostEvents),
@@ -520,26 +670,22 @@ impl Walk<'_> {
     }
 
     /// Where the path goes before a wait of `task` began.
-    fn after_wait(&self, task: TaskId, wait: WaitId) -> Continue {
-        let cause = self.model.waits().get(wait).cause;
-        if cause == WaitCause::Preempted {
+    fn after_wait(&self, task: TaskId, (wait, woken): WokenWait) -> Continue {
+        if wait.cause == WaitCause::Preempted {
             return Continue::Same(GapEnd::Unexplained);
         }
-        let wakeup = self.per_task.wakeup_of[wait.index()].map(|id| self.model.wakeups().get(id));
         let parent = self.model.tasks().get(task).parent;
-        match wakeup {
+        let to_parent = || match parent.filter(|_| wait.cause == WaitCause::NewTask) {
+            Some(parent) => Continue::Waker(parent, wait.start, None),
+            None => Continue::Same(GapEnd::NoWaker),
+        };
+        match woken {
             Some(w) if w.waker == Some(TaskId::IDLE) => Continue::Same(GapEnd::Interrupt),
             Some(w) => match (w.waker, w.waking) {
                 (Some(waker), Some(waking)) => Continue::Waker(waker, waking, Some(w.target_cpu)),
-                _ => match parent.filter(|_| cause == WaitCause::NewTask) {
-                    Some(parent) => Continue::Waker(parent, self.model.waits().start(wait), None),
-                    None => Continue::Same(GapEnd::NoWaker),
-                },
+                _ => to_parent(),
             },
-            None => match parent.filter(|_| cause == WaitCause::NewTask) {
-                Some(parent) => Continue::Waker(parent, self.model.waits().start(wait), None),
-                None => Continue::Same(GapEnd::NoWaker),
-            },
+            None => to_parent(),
         }
     }
 
@@ -620,43 +766,10 @@ impl Walk<'_> {
                 Some(cpus) => AllowedCpus::Only(Nanos::ZERO, cpus.to_vec()),
                 None => AllowedCpus::Every,
             },
-            None => self.inferred(task),
+            None => self.inferred.get(&task).cloned().unwrap_or(AllowedCpus::Every),
         };
         self.allowed.insert(task, allowed.clone());
         allowed
-    }
-
-    /// Possibly pinned, by `check`'s evidence: confined to a few CPUs (fewer than the
-    /// machine has) since some moment, with runs enough, and long waits since then while
-    /// only CPUs outside idled.
-    fn inferred(&self, task: TaskId) -> AllowedCpus {
-        let Some(placement) = &self.placement else { return AllowedCpus::Every };
-        let machine = self.model.cpus().len();
-        let table = self.model.waits();
-        let waits = self.per_task.waits(task);
-        for confinement in placement.confinements(task) {
-            if confinement.cpus.len() > PINNED_CPUS || confinement.cpus.len() >= machine {
-                break;
-            }
-            if confinement.runs < PINNED_RUNS {
-                continue;
-            }
-            let first = waits.partition_point(|&w| table.start(w) < confinement.since);
-            let kept_off = waits[first..]
-                .iter()
-                .take(PINNED_WAITS_LOOKED_AT)
-                .map(|&w| table.get(w))
-                .filter(|w| {
-                    let shares = self.index.shares(w.start, w.end, Allowed::Only(&confinement.cpus));
-                    shares.allowed_idle_ns == 0 && shares.other_idle_ns >= LONG_WAIT.0
-                })
-                .take(PINNED_WAITS as usize)
-                .count();
-            if kept_off >= PINNED_WAITS as usize {
-                return AllowedCpus::Only(confinement.since, confinement.cpus);
-            }
-        }
-        AllowedCpus::Every
     }
 
     fn finish(mut self, top: usize) -> CriticalPath {
@@ -709,6 +822,7 @@ enum Continue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::Collector;
     use model::scenario::{R, S, Scenario, assert_drawing};
     use model::{Pid, Segment};
 
@@ -854,6 +968,52 @@ mod tests {
         assert_eq!(unknown(UnknownReason::NoWaker), UnknownCount { stretches: 1, ns: 30 });
         assert_eq!(unknown(UnknownReason::OutsideTrace), UnknownCount { stretches: 1, ns: 50 });
         assert_eq!(path.breakdown.unknown_ns, 80);
+    }
+
+    #[test]
+    fn over_records_read_back_the_walk_gives_what_the_tables_give_on_every_fixture() {
+        let mut walked = 0;
+        for path in refcheck::fixtures() {
+            let trace = tracedat::Trace::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let Ok((whole, _)) = Model::build(&trace, model::Detail::WAKEUPS, &mut |_| {}) else { continue };
+            let mut collector = Collector::new(Vec::new());
+            let (streamed, _) =
+                Model::build_streaming(&trace, &mut |_| {}, &mut collector).expect("built once already");
+            let (mut records, _) = collector.finish(&streamed);
+            let index = IdleIndex::new(&streamed);
+            let third = Nanos((whole.end().0 - whole.start().0) / 3);
+            let middle = Window::new(whole.start() + third, whole.start() + third + third);
+            // The tasks that ran most, each alone over its life and over the middle third,
+            // and the first with its process tree.
+            let mut targets: Vec<Target> =
+                busiest(&whole, 6).into_iter().map(|task| Target::task(&whole, task)).collect();
+            targets.extend(targets.clone().into_iter().map(|t| Target { window: middle, ..t }));
+            if let Some(first) = targets.first().cloned() {
+                let tree = TaskFilter { descendants_of: Some(first.end_task), ..TaskFilter::default() };
+                targets.push(Target { followed: Followed::Tasks(tree), ..first });
+            }
+            for target in targets {
+                let expected = critical_path(&whole, &IdleIndex::new(&whole), &target, None, 5);
+                let read_back = critical_path_of_waits(&streamed, &index, &mut records, &target, None, 5);
+                assert_eq!(read_back, expected, "{}: {target:?}", path.display());
+                walked += 1;
+            }
+        }
+        assert!(walked >= 100, "only {walked} paths walked");
+    }
+
+    /// The `count` tasks that ran longest (idle aside).
+    fn busiest(model: &Model, count: usize) -> Vec<TaskId> {
+        let mut run_ns = vec![0u64; model.tasks().len()];
+        for timeline in model.cpus() {
+            for segment in timeline.segments().iter().filter(|s| s.task != TaskId::IDLE) {
+                run_ns[segment.task.index()] += segment.duration().0;
+            }
+        }
+        let mut tasks: Vec<TaskId> = model.tasks().ids().filter(|t| run_ns[t.index()] > 0).collect();
+        tasks.sort_by_key(|t| (std::cmp::Reverse(run_ns[t.index()]), t.index()));
+        tasks.truncate(count);
+        tasks
     }
 
     #[test]

@@ -18,12 +18,13 @@
 
 mod records;
 
-pub use records::{Collector, RECORD_BYTES, RecordPass, RecordStore, TaskMigrations};
+pub use records::RecordPass;
 
 use crate::check::Affinity;
 use crate::idle::{Allowed, IdleIndex};
+use crate::records::Woken;
 use crate::window::{TaskFilter, Window};
-use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Wait, WaitCause, WaitEnd, WaitId, Wakeup, WakeupId};
+use model::{CommId, Cpu, Model, Nanos, Pid, TaskId, Wait, WaitCause, WaitEnd, WaitId, WakeupId};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
@@ -459,21 +460,6 @@ impl<'m> Pass<'m> {
             migrated,
             allowed_idle_ns,
         }
-    }
-}
-
-/// What the wakeup that began a wait tells its delay: when `sched_waking` was (when
-/// recorded), the task that woke it, the CPU whose runqueue it was put on.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Woken {
-    pub waking: Option<Nanos>,
-    pub waker: Option<TaskId>,
-    pub target_cpu: Cpu,
-}
-
-impl From<&Wakeup> for Woken {
-    fn from(wakeup: &Wakeup) -> Woken {
-        Woken { waking: wakeup.waking, waker: wakeup.waker, target_cpu: wakeup.target_cpu }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod idle;
 pub mod latency;
 pub mod occupancy;
 pub mod perf_sched;
+pub mod records;
 pub mod states;
 pub mod stats;
 pub mod window;

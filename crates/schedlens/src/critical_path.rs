@@ -3,13 +3,15 @@
 //! `analysis::critical_path` and `experiment::critical_path` (its document and words).
 
 use crate::Outcome;
-use crate::common::load_model;
+use crate::common::load_model_streaming;
+use crate::spill::Spill;
 use analysis::check::Affinity;
 use analysis::critical_path::{self, Target};
 use analysis::idle::IdleIndex;
-use anyhow::{Result, bail};
+use analysis::records::Collector;
+use anyhow::{Context, Result, bail};
 use experiment::profile::WorkloadWindow;
-use model::{Detail, Model, Pid, TaskId};
+use model::{Model, Pid, TaskId};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -35,8 +37,12 @@ enum Format {
     Json,
 }
 
+/// The model keeps segments and tasks while the waits pass, as records, through a
+/// [`Spill`]: the walk reads them once in order (when pinning is inferred) and then back
+/// from the end, so a big trace costs no memory for the waits' tables.
 pub fn run(args: Args) -> Result<Outcome> {
-    let loaded = load_model(&args.trace, Detail::WAKEUPS)?;
+    let mut collector = Collector::new(Spill::new());
+    let loaded = load_model_streaming(&args.trace, &mut collector)?;
     let model = &loaded.model;
     let target = match &args.task {
         Some(task) => Target::task(model, find_task(model, task)?),
@@ -44,7 +50,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let index = IdleIndex::new(model);
-    let path = critical_path::critical_path(model, &index, &target, affinity.as_ref(), args.top);
+    let (mut waits, _) = collector.finish(model);
+    let path = critical_path::critical_path_of_waits(model, &index, &mut waits, &target, affinity.as_ref(), args.top);
+    if let Some(error) = waits.error() {
+        let scratch = std::env::temp_dir();
+        return Err(error)
+            .with_context(|| format!("{}: the waits' scratch file in {}", args.trace.display(), scratch.display()));
+    }
     let document = experiment::critical_path::document(model, &args.trace.display().to_string(), &target, &path);
     let mut out = std::io::stdout().lock();
     match args.format {

@@ -145,18 +145,21 @@ fn load_latencies(args: &Args, trace: &Path) -> Result<(Loaded, Latencies, Nanos
         let latencies = latency::compute(&loaded.model, window, &filter, affinity.as_ref(), parts(args));
         return Ok((loaded, latencies, origin));
     }
-    let mut collector = latency::Collector::new(Spill::new());
+    let mut collector = analysis::records::Collector::new(Spill::new());
     let loaded = load_model_streaming(trace, &mut collector)?;
     let (window, origin) = args.window.resolve(&loaded.model, trace)?;
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
-    let (spill, migrations) = collector.into_parts();
+    let (mut waits, migrations) = collector.finish(&loaded.model);
     let mut pass = latency::RecordPass::new(&loaded.model, migrations, window, &filter, affinity.as_ref(), parts(args));
-    spill.read_back(|records| pass.add(records)).with_context(|| {
+    waits.read_chunks(CHUNK_RECORDS, &mut |records| pass.add(records)).with_context(|| {
         format!("{}: the waits' scratch file in {}", trace.display(), std::env::temp_dir().display())
     })?;
     let latencies = pass.finish();
     Ok((loaded, latencies, origin))
 }
+
+/// Records handed to the pass at once, each chunk shared over the cores.
+const CHUNK_RECORDS: usize = 200_000;
 
 /// What the output shows: the rows of `--by` beside the overall group; `--task` the
 /// task's delays and groups.

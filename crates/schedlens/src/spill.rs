@@ -1,19 +1,18 @@
-//! Where `latency` keeps its waits' records while the model is built: in memory up to a
-//! budget, the rest in a scratch file in the temporary directory (`$TMPDIR`, else /tmp),
-//! removed as soon as it is open, so nothing is left behind on any exit. A trace of ten
-//! million waits then costs `latency` the segments' memory and its percentiles', not the
-//! waits' 400 MB. Where no scratch file can be written, the records stay in memory (said
-//! once on stderr).
+//! Where `latency` and `critical-path` keep their waits' records while the model is
+//! built: in memory up to a budget, the rest in a scratch file in the temporary directory
+//! (`$TMPDIR`, else /tmp), removed as soon as it is open, so nothing is left behind on any
+//! exit. A trace of ten million waits then costs them the segments' memory and their
+//! own, not the waits' 450 MB. Where no scratch file can be written, the records stay in
+//! memory (said once on stderr).
 
-use analysis::latency::{RECORD_BYTES, RecordStore};
+use analysis::records::{RECORD_BYTES, RecordStore};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 /// Records kept in memory before the rest goes to the scratch file: 0.8M waits.
 const MEMORY_BUDGET: usize = 800_000 * RECORD_BYTES;
-/// Records read back from the file at once.
-const CHUNK: usize = 200_000 * RECORD_BYTES;
 
 pub struct Spill {
     /// Bytes of records kept in memory before the scratch file is used.
@@ -24,6 +23,8 @@ pub struct Spill {
     in_memory_only: bool,
     /// The first write error, reported when the records are read back.
     error: Option<io::Error>,
+    /// Records appended.
+    records: usize,
 }
 
 impl Spill {
@@ -32,27 +33,7 @@ impl Spill {
     }
 
     fn with_budget(budget: usize) -> Spill {
-        Spill { budget, memory: Vec::new(), file: None, in_memory_only: false, error: None }
-    }
-
-    /// Hands the records to `each` a chunk at a time (whole records): the memory's, then
-    /// the file's.
-    pub fn read_back(mut self, mut each: impl FnMut(&[u8])) -> io::Result<()> {
-        if let Some(error) = self.error.take() {
-            return Err(error);
-        }
-        each(&std::mem::take(&mut self.memory));
-        let Some(writer) = self.file.take() else { return Ok(()) };
-        let mut file = writer.into_inner().map_err(|e| e.into_error())?;
-        file.seek(SeekFrom::Start(0))?;
-        let mut chunk = vec![0u8; CHUNK];
-        loop {
-            let filled = fill(&mut file, &mut chunk)?;
-            if filled == 0 {
-                return Ok(());
-            }
-            each(&chunk[..filled - filled % RECORD_BYTES]);
-        }
+        Spill { budget, memory: Vec::new(), file: None, in_memory_only: false, error: None, records: 0 }
     }
 
     fn spill(&mut self, record: &[u8]) {
@@ -61,7 +42,7 @@ impl Spill {
                 Ok(file) => self.file = Some(BufWriter::with_capacity(1 << 20, file)),
                 Err(error) => {
                     eprintln!(
-                        "schedlens: warning: no scratch file in {} ({error}): latency keeps every wait in memory",
+                        "schedlens: warning: no scratch file in {} ({error}): every wait is kept in memory",
                         std::env::temp_dir().display()
                     );
                     self.in_memory_only = true;
@@ -78,31 +59,39 @@ impl Spill {
 
 impl RecordStore for Spill {
     fn append(&mut self, record: &[u8; RECORD_BYTES]) {
+        self.records += 1;
         if self.in_memory_only || (self.file.is_none() && self.memory.len() < self.budget) {
             self.memory.extend_from_slice(record);
         } else if self.error.is_none() {
             self.spill(record);
         }
     }
-}
 
-/// Reads until `buffer` is full or the file ends; returns the bytes read.
-fn fill(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(read) => filled += read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
+    fn count(&self) -> usize {
+        self.records
     }
-    Ok(filled)
+
+    /// The memory's records first, then the file's (written out before the first read).
+    fn read(&mut self, first: usize, into: &mut [u8]) -> io::Result<()> {
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        let at = first * RECORD_BYTES;
+        let in_memory = self.memory.len().saturating_sub(at).min(into.len());
+        into[..in_memory].copy_from_slice(&self.memory[at.min(self.memory.len())..][..in_memory]);
+        if in_memory == into.len() {
+            return Ok(());
+        }
+        let Some(writer) = self.file.as_mut() else { return Err(io::ErrorKind::UnexpectedEof.into()) };
+        writer.flush()?;
+        let offset = (at + in_memory - self.memory.len()) as u64;
+        writer.get_ref().read_exact_at(&mut into[in_memory..], offset)
+    }
 }
 
 /// A new file in the temporary directory, already removed (it lives while it is open).
 fn scratch_file() -> io::Result<File> {
-    let path: PathBuf = std::env::temp_dir().join(format!("schedlens-latency-{}.scratch", std::process::id()));
+    let path: PathBuf = std::env::temp_dir().join(format!("schedlens-waits-{}.scratch", std::process::id()));
     let file = File::options().read(true).write(true).create_new(true).open(&path)?;
     let _ = std::fs::remove_file(&path);
     Ok(file)
@@ -118,10 +107,24 @@ mod tests {
         let mut spill = Spill::with_budget(3 * RECORD_BYTES);
         records.iter().for_each(|record| spill.append(record));
         assert!(spill.file.is_some(), "the records past 3 went to the file");
-        let scratch = std::env::temp_dir().join(format!("schedlens-latency-{}.scratch", std::process::id()));
+        let scratch = std::env::temp_dir().join(format!("schedlens-waits-{}.scratch", std::process::id()));
         assert!(!scratch.exists(), "the scratch file is removed once open");
-        let mut back = Vec::new();
-        spill.read_back(|chunk| back.extend_from_slice(chunk)).unwrap();
+        let mut back = vec![0u8; 1000 * RECORD_BYTES];
+        spill.read(0, &mut back).unwrap();
         assert_eq!(back, records.concat());
+    }
+
+    #[test]
+    fn any_run_of_records_reads_across_memory_and_file() {
+        let records: Vec<[u8; RECORD_BYTES]> = (0..100u32).map(|i| [i as u8; RECORD_BYTES]).collect();
+        let mut spill = Spill::with_budget(10 * RECORD_BYTES);
+        records.iter().for_each(|record| spill.append(record));
+        assert_eq!(spill.count(), 100);
+        for (first, count) in [(0, 10), (0, 11), (7, 30), (10, 90), (99, 1), (55, 0)] {
+            let mut read = vec![0u8; count * RECORD_BYTES];
+            spill.read(first, &mut read).unwrap();
+            assert_eq!(read, records[first..first + count].concat(), "{first} {count}");
+        }
+        assert!(spill.read(99, &mut [0u8; 2 * RECORD_BYTES]).is_err(), "past the end");
     }
 }

@@ -76,15 +76,14 @@ pub fn page_path(trace: &ShownTrace, walked: &Walked, start: Nanos, end: Nanos) 
     let inside: Vec<_> = path.hops.iter().filter(|h| h.end > start && h.start < end).collect();
     let step = inside.len().div_ceil(PATH_LIMIT).max(1);
     let hops = inside.iter().step_by(step).map(|hop| {
-        let wakeup = hop.wakeup.map(|id| model.wakeups().get(id));
         let comm = model.comm_at(hop.task, hop.start).to_string();
         PageHop {
             task: documents::page::TaskHead { comm, ..head(trace, hop.task) },
             start: trace.relative(hop.start),
             end: trace.relative(hop.end),
             woken_by: hop.woken_by.map(TaskId::index),
-            from_cpu: wakeup.and_then(|w| w.waker_cpu).map(|c| c.0),
-            ran: wakeup.and_then(|w| model.wakeup_ran(&w)).map(|(t, cpu)| Ran { t: trace.relative(t), cpu: cpu.0 }),
+            from_cpu: hop.waker_cpu.map(|c| c.0),
+            ran: hop.ran.map(|(t, cpu)| Ran { t: trace.relative(t), cpu: cpu.0 }),
         }
     });
     let mut costs: Vec<&CostStretch> = path.top.iter().filter(|s| s.end > start && s.start < end).collect();

@@ -8,7 +8,7 @@
 
 use crate::script::{Script, View};
 use analysis::check::{CheckRequest, check};
-use analysis::critical_path::{Target, critical_path};
+use analysis::critical_path::{CriticalPath, Target, critical_path, critical_path_of_waits};
 use analysis::idle::IdleIndex;
 use analysis::occupancy::{cpu_queue_length, idle_while_waiting};
 use analysis::stats::{self, Grouping};
@@ -78,7 +78,8 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     }
     std::hint::black_box(idle_while_waiting(&model, window, &filter));
     let latencies = latency::compute(&model, window, &filter, None, latency::Parts::ALL);
-    streamed_latencies_are_the_tables(trace, window, &filter, &latencies);
+    let path = critical_path_sums_to_its_window(&model, window);
+    streamed_passes_are_the_tables(trace, window, &filter, &latencies, path);
     let waiting: Vec<TaskId> = latencies.by_task.iter().take(4).map(|&(task, ..)| task).collect();
     std::hint::black_box(latency::antagonists(&model, window, &waiting));
     std::hint::black_box((latencies, states::compute(&model, window, &filter), perf_sched::read(trace)));
@@ -119,7 +120,6 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     let request = CheckRequest { window, filter: &filter, min_lost, min_overload: min_lost, affinity: None };
     let findings = check(&model, &request);
     summary.incidents = findings.incidents.len();
-    critical_path_sums_to_its_window(&model, window);
     levels_agree_with_rows(&model, &rows, &filter, &coloring);
     let pages = vec![
         graph(&model, &timeline),
@@ -132,35 +132,38 @@ pub fn analyse(trace: &Trace, view: View, render: bool) -> Outcome {
     Outcome::Analysed(summary)
 }
 
-/// The critical path of the first exec'd task (else the first task) over the window gives
-/// every nanosecond one cause, on any model.
-/// Records kept in memory.
-#[derive(Default)]
-struct Records(Vec<u8>);
-
-impl latency::RecordStore for Records {
-    fn append(&mut self, record: &[u8; latency::RECORD_BYTES]) {
-        self.0.extend_from_slice(record);
+/// `latency`'s and `critical-path`'s own path (the model built streaming, its waits read
+/// back as records: in chunks for `latency`, in order and then back from the end for the
+/// critical path) gives what the whole model's tables give.
+fn streamed_passes_are_the_tables(
+    trace: &Trace,
+    window: Window,
+    filter: &TaskFilter,
+    latencies: &latency::Latencies,
+    path: Option<(Target, CriticalPath)>,
+) {
+    let mut collector = analysis::records::Collector::new(Vec::new());
+    let (model, _) = Model::build_streaming(trace, &mut |_| {}, &mut collector).expect("the whole model was built");
+    let (mut waits, migrations) = collector.finish(&model);
+    let mut pass = latency::RecordPass::new(&model, migrations, window, filter, None, latency::Parts::ALL);
+    waits.read_chunks(1000, &mut |records| pass.add(records)).expect("records in memory");
+    assert!(pass.finish() == *latencies, "latency over the streamed waits differs from the tables'");
+    if let Some((target, path)) = path {
+        let index = IdleIndex::new(&model);
+        let streamed = critical_path_of_waits(&model, &index, &mut waits, &target, None, 3);
+        assert_eq!(streamed, path, "the critical path over the streamed waits differs from the tables'");
     }
 }
 
-/// `latency`'s own path (the model built streaming, its waits read back as records) gives
-/// what the whole model's tables give.
-fn streamed_latencies_are_the_tables(trace: &Trace, window: Window, filter: &TaskFilter, tables: &latency::Latencies) {
-    let mut collector = latency::Collector::new(Records::default());
-    let (model, _) = Model::build_streaming(trace, &mut |_| {}, &mut collector).expect("the whole model was built");
-    let (records, migrations) = collector.into_parts();
-    let mut pass = latency::RecordPass::new(&model, migrations, window, filter, None, latency::Parts::ALL);
-    pass.add(&records.0);
-    assert!(pass.finish() == *tables, "latency over the streamed waits differs from the tables'");
-}
-
-fn critical_path_sums_to_its_window(model: &Model, window: Window) {
-    let Some(task) = model.first_exec().or_else(|| model.tasks().ids().nth(1)) else { return };
+/// The critical path of the first exec'd task (else the first task) over the window gives
+/// every nanosecond one cause, on any model.
+fn critical_path_sums_to_its_window(model: &Model, window: Window) -> Option<(Target, CriticalPath)> {
+    let task = model.first_exec().or_else(|| model.tasks().ids().nth(1))?;
     let index = IdleIndex::new(model);
     let target = Target { window, ..Target::task(model, task) };
     let path = critical_path(model, &index, &target, None, 3);
     assert_eq!(path.breakdown.total_ns(), window.len().0, "the critical path's parts sum to its window");
+    Some((target, path))
 }
 
 /// Several timeline levels from one placement of the runs are the levels computed one

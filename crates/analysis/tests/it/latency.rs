@@ -1,6 +1,7 @@
 //! Scheduling latency on hand-built scenarios whose every wait is drawn.
 
 use analysis::latency::{self, Delay, DelayKind, Placement, bucket_edges_ns, bucket_of};
+use analysis::records::Collector;
 use analysis::{TaskFilter, Window};
 use model::scenario::*;
 use model::{Cpu, Model, Nanos, Pid, TaskId};
@@ -233,25 +234,15 @@ fn distributions_are_the_delays_of_compute_without_their_causes() {
     }
 }
 
-/// Records kept in memory, as a store the tests read back at once.
-#[derive(Default)]
-struct InMemory(Vec<u8>);
-
-impl latency::RecordStore for InMemory {
-    fn append(&mut self, record: &[u8; latency::RECORD_BYTES]) {
-        self.0.extend_from_slice(record);
-    }
-}
-
 #[test]
 fn waits_read_back_as_records_give_what_the_tables_give_on_every_fixture() {
     let mut compared = 0;
     for path in refcheck::fixtures() {
         let trace = tracedat::Trace::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let Ok((whole, _)) = Model::build(&trace, model::Detail::WAKEUPS, &mut |_| {}) else { continue };
-        let mut collector = latency::Collector::new(InMemory::default());
+        let mut collector = Collector::new(Vec::new());
         let (streamed, _) = Model::build_streaming(&trace, &mut |_| {}, &mut collector).expect("built once already");
-        let (records, migrations) = collector.into_parts();
+        let (mut records, migrations) = collector.finish(&streamed);
         // The middle half of the trace: delays and unknown ends are cut at both ends.
         let quarter = Nanos((whole.end().0 - whole.start().0) / 4);
         let window = Window::new(whole.start() + quarter, Nanos(whole.end().0 - quarter.0));
@@ -259,9 +250,8 @@ fn waits_read_back_as_records_give_what_the_tables_give_on_every_fixture() {
         let expected = latency::compute(&whole, window, &filter, None, latency::Parts::ALL);
         let mut pass = latency::RecordPass::new(&streamed, migrations, window, &filter, None, latency::Parts::ALL);
         // In two chunks, as records come back from memory and then from a file.
-        let half = records.0.len() / latency::RECORD_BYTES / 2 * latency::RECORD_BYTES;
-        pass.add(&records.0[..half]);
-        pass.add(&records.0[half..]);
+        let half = records.count().div_ceil(2);
+        records.read_chunks(half, &mut |chunk| pass.add(chunk)).expect("records in memory");
         assert!(pass.finish() == expected, "{}: the latencies differ", path.display());
         compared += 1;
     }
