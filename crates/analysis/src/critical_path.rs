@@ -240,7 +240,7 @@ const PINNED_WAITS_LOOKED_AT: usize = 1000;
 /// tables ([`TableWaits`]) or records of a model built streaming ([`RecordedWaits`]).
 pub trait WaitHistory {
     /// Calls `visit` on every wait, each task's in the order they began.
-    fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>));
+    fn each(&mut self, visit: &mut dyn FnMut(&Wait));
     /// The waits in the reverse of that order, each with a key no less than its end, the
     /// keys never rising.
     fn back(&mut self) -> WaitsBack<'_>;
@@ -250,8 +250,8 @@ pub trait WaitHistory {
 pub type WaitsBack<'a> = Box<dyn Iterator<Item = (Nanos, Wait, Option<Woken>)> + 'a>;
 
 impl<S: RecordStore> WaitHistory for RecordedWaits<S> {
-    fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>)) {
-        RecordedWaits::each(self, visit)
+    fn each(&mut self, visit: &mut dyn FnMut(&Wait)) {
+        RecordedWaits::each(self, &mut |wait, _| visit(wait))
     }
 
     fn back(&mut self) -> WaitsBack<'_> {
@@ -269,9 +269,11 @@ pub struct TableWaits<'m> {
 impl<'m> TableWaits<'m> {
     pub fn new(model: &'m Model) -> TableWaits<'m> {
         let table = model.waits();
-        let mut by_end: Vec<WaitId> = table.ids().collect();
-        // Stable: a task's waits do not overlap, so each task's stay in the order they began.
-        by_end.sort_by_key(|&id| table.get(id).end);
+        let mut ends: Vec<(Nanos, WaitId)> = table.ids().map(|id| (table.get(id).end, id)).collect();
+        // Alike ends in the order the waits began: a task's waits do not overlap, so each
+        // task's stay in that order.
+        ends.sort_unstable();
+        let by_end = ends.into_iter().map(|(_, id)| id).collect();
         TableWaits { model, by_end, wakeup_of: model.wakeups_by_wait() }
     }
 
@@ -282,10 +284,9 @@ impl<'m> TableWaits<'m> {
 }
 
 impl WaitHistory for TableWaits<'_> {
-    fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>)) {
+    fn each(&mut self, visit: &mut dyn FnMut(&Wait)) {
         for &id in &self.by_end {
-            let (wait, woken) = self.get(id);
-            visit(&wait, woken.as_ref());
+            visit(&self.model.waits().get(id));
         }
     }
 
@@ -565,7 +566,7 @@ fn infer_pinning(model: &Model, index: &IdleIndex<'_>, waits: &mut dyn WaitHisto
     if candidates.iter().all(Vec::is_empty) {
         return HashMap::new();
     }
-    waits.each(&mut |wait, _| {
+    waits.each(&mut |wait| {
         // Waits name the model's tasks.
         for candidate in &mut candidates[wait.task.index()] {
             let deciding = candidate.looked_at < PINNED_WAITS_LOOKED_AT && candidate.kept_off < PINNED_WAITS;
