@@ -58,9 +58,14 @@ train() {
         run "$bin" running-waiting "$trace" --per-cpu -o "$work/running-waiting.pdf"
         run "$bin" check "$trace"
         run "$bin" check --format json "$trace"
+        run "$bin" latency "$trace"
         run "$bin" export --format perfetto -o "$work/trace.pftrace" "$trace"
         rm -rf "$work/parquet"
         run "$bin" export --format parquet -o "$work/parquet" "$trace"
+    done
+    # The foreign trace names no command to follow.
+    for trace in "${traces[@]:0:4}"; do
+        run "$bin" critical-path "$trace"
     done
     run "$bin" report "${traces[0]}" "${traces[1]}" -o "$work/report.html"
     run "$bin" compare "${traces[1]}" "${traces[0]}" -o "$work/compare.png"

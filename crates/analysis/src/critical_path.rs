@@ -972,6 +972,44 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_read_early_does_not_drop_the_wakeup_the_walk_meets_at_its_key() {
+        // B waits on CPU 1 from 5 to 60; A's preemption wait (10 to 20) begins after, so
+        // in the order waits began its key is B's end, 60. A sleeps at 30; G wakes it at
+        // 60 onto CPU 0, busy with D until 70. Going back from A's end, the walk reads
+        // A's wait at key 60 and must keep the wakeup that begins at 60.
+        let model = Scenario::new(2, &[(1, "alpha"), (2, "beta"), (3, "gamma"), (4, "delta")])
+            .other(0, 0, 1)
+            .other(0, 1, 2)
+            .switch(5, 1, 2, R, 3)
+            .switch(10, 0, 1, R, 4)
+            .switch(20, 0, 4, S, 1)
+            .switch(30, 0, 1, S, 0)
+            .wake(40, 0, 0, 4, 0)
+            .switch(40, 0, 0, R, 4)
+            .wake(60, 1, 3, 1, 0)
+            .switch(60, 1, 3, S, 2)
+            .switch(70, 0, 4, S, 1)
+            .other(100, 0, 1)
+            .other(100, 1, 2)
+            .finish();
+        assert_drawing(
+            &model,
+            "0: ADA.DDDAAA
+             0q .a....a...
+             1: BGGGGGBBBB
+             1q .bbbbb....",
+        );
+        let index = IdleIndex::new(&model);
+        let target = Target { window: Window::new(Nanos(0), Nanos(100)), ..Target::task(&model, task(&model, 1)) };
+        let expected = critical_path(&model, &index, &target, None, 5);
+        assert_eq!(expected.hops.first().map(|h| h.woken_by), Some(None));
+        assert!(expected.hops.iter().any(|h| h.woken_by == Some(task(&model, 3))), "{expected:?}");
+        let loose_keys =
+            critical_path_of_waits(&model, &index, &mut BeganOrder(TableWaits::new(&model)), &target, None, 5);
+        assert_eq!(loose_keys, expected);
+    }
+
+    #[test]
     fn over_records_read_back_the_walk_gives_what_the_tables_give_on_every_fixture() {
         let mut walked = 0;
         for path in refcheck::fixtures() {
@@ -993,14 +1031,42 @@ mod tests {
                 let tree = TaskFilter { descendants_of: Some(first.end_task), ..TaskFilter::default() };
                 targets.push(Target { followed: Followed::Tasks(tree), ..first });
             }
+            let whole_index = IdleIndex::new(&whole);
+            let mut began_order = BeganOrder(TableWaits::new(&whole));
             for target in targets {
-                let expected = critical_path(&whole, &IdleIndex::new(&whole), &target, None, 5);
+                let expected = critical_path(&whole, &whole_index, &target, None, 5);
                 let read_back = critical_path_of_waits(&streamed, &index, &mut records, &target, None, 5);
                 assert_eq!(read_back, expected, "{}: {target:?}", path.display());
+                let loose_keys = critical_path_of_waits(&whole, &whole_index, &mut began_order, &target, None, 5);
+                assert_eq!(loose_keys, expected, "{}, keys in the order waits began: {target:?}", path.display());
                 walked += 1;
             }
         }
         assert!(walked >= 100, "only {walked} paths walked");
+    }
+
+    /// The model's waits in the order they began, each keyed by the latest end among it
+    /// and those before it: keys the walk's contract allows, often well above a wait's
+    /// end, so waits are read long before the walk reaches them.
+    struct BeganOrder<'m>(TableWaits<'m>);
+
+    impl WaitHistory for BeganOrder<'_> {
+        fn each(&mut self, visit: &mut dyn FnMut(&Wait)) {
+            let table = self.0.model.waits();
+            table.ids().for_each(|id| visit(&table.get(id)));
+        }
+
+        fn back(&mut self) -> WaitsBack<'_> {
+            let mut key = Nanos::ZERO;
+            let keyed: Vec<_> = (self.0.model.waits().ids())
+                .map(|id| {
+                    let (wait, woken) = self.0.get(id);
+                    key = key.max(wait.end);
+                    (key, wait, woken)
+                })
+                .collect();
+            Box::new(keyed.into_iter().rev())
+        }
     }
 
     /// The `count` tasks that ran longest (idle aside).
