@@ -39,6 +39,10 @@ pub trait RecordStore {
     fn count(&self) -> usize;
     /// Fills `into` (whole records) with the records from the `first`.
     fn read(&mut self, first: usize, into: &mut [u8]) -> io::Result<()>;
+    /// The first records, those held in memory (whole records), to read without a copy.
+    fn held(&self) -> &[u8];
+    /// Hands over the records held in memory; reading them again is then an error.
+    fn take_held(&mut self) -> Vec<u8>;
 }
 
 /// Records in memory.
@@ -56,6 +60,14 @@ impl RecordStore for Vec<u8> {
         let held = self.get(at..at + into.len()).ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
         into.copy_from_slice(held);
         Ok(())
+    }
+
+    fn held(&self) -> &[u8] {
+        self
+    }
+
+    fn take_held(&mut self) -> Vec<u8> {
+        std::mem::take(self)
     }
 }
 
@@ -133,10 +145,30 @@ impl<S: RecordStore> RecordedWaits<S> {
         self.error.take()
     }
 
-    /// Hands the records to `each` in order, `per_chunk` at a time (whole records).
+    /// Hands the records to `each` in order, `per_chunk` at a time (whole records): those
+    /// held in memory where they are, the others through one buffer.
     pub fn read_chunks(&mut self, per_chunk: usize, each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+        let held = self.store.held();
+        held.chunks(per_chunk.max(1) * RECORD_BYTES).for_each(&mut *each);
+        let held_records = held.len() / RECORD_BYTES;
+        self.read_chunks_from(held_records, per_chunk, each)
+    }
+
+    /// [`Self::read_chunks`] once: the records held in memory are let go as soon as they
+    /// are read, before the rest is.
+    pub fn read_chunks_once(mut self, per_chunk: usize, each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+        let held = self.store.take_held();
+        held.chunks(per_chunk.max(1) * RECORD_BYTES).for_each(&mut *each);
+        let held_records = held.len() / RECORD_BYTES;
+        drop(held);
+        self.read_chunks_from(held_records, per_chunk, each)
+    }
+
+    /// Hands the records from `first` on to `each` through one buffer.
+    fn read_chunks_from(&mut self, first: usize, per_chunk: usize, each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+        let per_chunk = per_chunk.max(1);
         let mut chunk = Vec::new();
-        for first in (0..self.store.count()).step_by(per_chunk.max(1)) {
+        for first in (first..self.store.count()).step_by(per_chunk) {
             chunk.resize(per_chunk.min(self.store.count() - first) * RECORD_BYTES, 0);
             self.store.read(first, &mut chunk)?;
             each(&chunk);

@@ -149,9 +149,9 @@ fn load_latencies(args: &Args, trace: &Path) -> Result<(Loaded, Latencies, Nanos
     let loaded = load_model_streaming(trace, &mut collector)?;
     let (window, origin) = args.window.resolve(&loaded.model, trace)?;
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
-    let (mut waits, migrations) = collector.finish(&loaded.model);
+    let (waits, migrations) = collector.finish(&loaded.model);
     let mut pass = latency::RecordPass::new(&loaded.model, migrations, window, &filter, affinity.as_ref(), parts(args));
-    waits.read_chunks(CHUNK_RECORDS, &mut |records| pass.add(records)).with_context(|| {
+    waits.read_chunks_once(CHUNK_RECORDS, &mut |records| pass.add(records)).with_context(|| {
         format!("{}: the waits' scratch file in {}", trace.display(), std::env::temp_dir().display())
     })?;
     let latencies = pass.finish();
