@@ -251,7 +251,7 @@ pub type WaitsBack<'a> = Box<dyn Iterator<Item = (Nanos, Wait, Option<Woken>)> +
 
 impl<S: RecordStore> WaitHistory for RecordedWaits<S> {
     fn each(&mut self, visit: &mut dyn FnMut(&Wait)) {
-        RecordedWaits::each(self, &mut |wait, _| visit(wait))
+        RecordedWaits::each(self, visit)
     }
 
     fn back(&mut self) -> WaitsBack<'_> {

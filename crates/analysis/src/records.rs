@@ -169,20 +169,24 @@ impl<S: RecordStore> RecordedWaits<S> {
         let per_chunk = per_chunk.max(1);
         let mut chunk = Vec::new();
         for first in (first..self.store.count()).step_by(per_chunk) {
-            chunk.resize(per_chunk.min(self.store.count() - first) * RECORD_BYTES, 0);
-            self.store.read(first, &mut chunk)?;
+            self.read_into(first, per_chunk, &mut chunk)?;
             each(&chunk);
         }
         Ok(())
     }
 
+    /// Reads up to `count` records from the `first` into `bytes`.
+    fn read_into(&mut self, first: usize, count: usize, bytes: &mut Vec<u8>) -> io::Result<()> {
+        bytes.resize(count.min(self.store.count() - first) * RECORD_BYTES, 0);
+        self.store.read(first, bytes)
+    }
+
     /// Calls `visit` on every wait, in the order they were handed over.
-    pub fn each(&mut self, visit: &mut dyn FnMut(&Wait, Option<&Woken>)) {
+    pub fn each(&mut self, visit: &mut dyn FnMut(&Wait)) {
         let tasks = std::mem::take(&mut self.tasks);
         let read = self.read_chunks(BLOCK_RECORDS, &mut |records| {
             for record in records.chunks_exact(RECORD_BYTES) {
-                let (wait, woken) = decode(record, &|index| tasks[index as usize]);
-                visit(&wait, woken.as_ref());
+                visit(&decode(record, &|index| tasks[index as usize]).0);
             }
         });
         self.tasks = tasks;
@@ -214,10 +218,7 @@ impl<S: RecordStore> RecordedWaits<S> {
 
     /// Reads block `block` into `bytes`; false (the error kept) when it cannot.
     fn read_block(&mut self, block: usize, bytes: &mut Vec<u8>) -> bool {
-        let first = block * BLOCK_RECORDS;
-        let count = BLOCK_RECORDS.min(self.store.count() - first);
-        bytes.resize(count * RECORD_BYTES, 0);
-        match self.store.read(first, bytes) {
+        match self.read_into(block * BLOCK_RECORDS, BLOCK_RECORDS, bytes) {
             Ok(()) => true,
             Err(error) => {
                 self.error.get_or_insert(error);

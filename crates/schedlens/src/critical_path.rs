@@ -4,7 +4,7 @@
 
 use crate::Outcome;
 use crate::common::load_model_streaming;
-use crate::spill::Spill;
+use crate::spill::{Spill, scratch_context};
 use analysis::check::Affinity;
 use analysis::critical_path::{self, Target};
 use analysis::idle::IdleIndex;
@@ -53,9 +53,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let (mut waits, _) = collector.finish(model);
     let path = critical_path::critical_path_of_waits(model, &index, &mut waits, &target, affinity.as_ref(), args.top);
     if let Some(error) = waits.error() {
-        let scratch = std::env::temp_dir();
-        return Err(error)
-            .with_context(|| format!("{}: the waits' scratch file in {}", args.trace.display(), scratch.display()));
+        return Err(error).with_context(|| scratch_context(&args.trace));
     }
     let document = experiment::critical_path::document(model, &args.trace.display().to_string(), &target, &path);
     let mut out = std::io::stdout().lock();

@@ -6,7 +6,7 @@
 
 use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model, load_model_streaming};
-use crate::spill::Spill;
+use crate::spill::{Spill, scratch_context};
 use analysis::check::Affinity;
 use analysis::latency::{self, Group, Latencies, Summary, bucket_edges_ns};
 use analysis::perf_sched::{self, PerfSched};
@@ -151,9 +151,7 @@ fn load_latencies(args: &Args, trace: &Path) -> Result<(Loaded, Latencies, Nanos
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
     let (waits, migrations) = collector.finish(&loaded.model);
     let mut pass = latency::RecordPass::new(&loaded.model, migrations, window, &filter, affinity.as_ref(), parts(args));
-    waits.read_chunks_once(CHUNK_RECORDS, &mut |records| pass.add(records)).with_context(|| {
-        format!("{}: the waits' scratch file in {}", trace.display(), std::env::temp_dir().display())
-    })?;
+    waits.read_chunks_once(CHUNK_RECORDS, &mut |records| pass.add(records)).with_context(|| scratch_context(trace))?;
     let latencies = pass.finish();
     Ok((loaded, latencies, origin))
 }

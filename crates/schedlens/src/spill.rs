@@ -9,7 +9,7 @@ use analysis::records::{RECORD_BYTES, RecordStore};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Records kept in memory before the rest goes to the scratch file: 0.8M waits.
@@ -114,6 +114,11 @@ impl RecordStore for Spill {
         let offset = (at + in_memory - memory_bytes) as u64;
         writer.get_ref().read_exact_at(&mut into[in_memory..], offset)
     }
+}
+
+/// The context of an error reading back `trace`'s waits: where the scratch file was.
+pub fn scratch_context(trace: &Path) -> String {
+    format!("{}: the waits' scratch file in {}", trace.display(), std::env::temp_dir().display())
 }
 
 /// A new file in the temporary directory, already removed (it lives while it is open),
