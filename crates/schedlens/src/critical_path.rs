@@ -4,6 +4,7 @@
 
 use crate::Outcome;
 use crate::common::load_model_streaming;
+use crate::progress::Progress;
 use crate::spill::{Spill, scratch_context};
 use analysis::check::Affinity;
 use analysis::critical_path::{self, Target};
@@ -49,9 +50,12 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => command_target(model, loaded.trace.command_pid())?,
     };
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+    // After the model's bar: seconds on a trace of tens of millions of events.
+    let status = Progress::status("walking the critical path");
     let index = IdleIndex::new(model);
     let (mut waits, _) = collector.finish(model);
     let path = critical_path::critical_path_of_waits(model, &index, &mut waits, &target, affinity.as_ref(), args.top);
+    drop(status);
     if let Some(error) = waits.error() {
         return Err(error).with_context(|| scratch_context(&args.trace));
     }

@@ -6,6 +6,7 @@
 
 use crate::Outcome;
 use crate::common::{Loaded, WindowArgs, load_model, load_model_streaming};
+use crate::progress::Progress;
 use crate::spill::{Spill, scratch_context};
 use analysis::check::Affinity;
 use analysis::latency::{self, Group, Latencies, Summary, bucket_edges_ns};
@@ -149,10 +150,13 @@ fn load_latencies(args: &Args, trace: &Path) -> Result<(Loaded, Latencies, Nanos
     let loaded = load_model_streaming(trace, &mut collector)?;
     let (window, origin) = args.window.resolve(&loaded.model, trace)?;
     let affinity = loaded.trace.recorded_context().and_then(|c| Affinity::recorded(&c));
+    // After the model's bar: seconds on a trace of tens of millions of events.
+    let status = Progress::status("measuring the waits");
     let (waits, migrations) = collector.finish(&loaded.model);
     let mut pass = latency::RecordPass::new(&loaded.model, migrations, window, &filter, affinity.as_ref(), parts(args));
     waits.read_chunks_once(CHUNK_RECORDS, &mut |records| pass.add(records)).with_context(|| scratch_context(trace))?;
     let latencies = pass.finish();
+    drop(status);
     Ok((loaded, latencies, origin))
 }
 
